@@ -1,0 +1,557 @@
+//! Where each stored document lives: collection names, document ids and index entries.
+//!
+//! Components and the host code against the names in the submodules; the [`Stored`] impls
+//! below are the only place that computes ids and index keys. Integer ids are stored as their
+//! decimal string. An index that exists only for some documents (e.g. `updated`, `closed`)
+//! doubles as a filter: a document without the entry is never listed through it.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::models::{
+    Additional, Booking, BookingComment, BranchOffice, Car, Category, Customer, Model, Tariff,
+};
+use crate::status::BookingStatus;
+use crate::store::{Bound, IndexKey, KeyPart, KeyRange, Stored};
+
+/// Bookings ([`Booking`]), id = `Id`.
+pub mod bookings {
+    use super::*;
+
+    pub const COLLECTION: &str = "bookings";
+    /// `[Int(Id)]`.
+    pub const BY_ID: &str = "id";
+    /// `[Int(CurrentStatus), Int(Id)]`.
+    pub const BY_STATUS: &str = "status";
+    /// `[Time(UpdatedOn), Int(CurrentStatus), Int(Id)]`, only when `UpdatedOn` is set: legacy
+    /// bookings are absent from `updatedSince` lists.
+    pub const BY_UPDATED: &str = "updated";
+    /// `[Time(CurrentStatusDate), Int(Id)]`, only for Closed bookings (the close date).
+    pub const BY_CLOSED: &str = "closed";
+    /// `[Text(Code)]`, only when `Code` is set.
+    pub const BY_CODE: &str = "code";
+
+    /// The part of the [`BY_UPDATED`] index updated strictly after `since`.
+    pub fn updated_after(since: DateTime<Utc>) -> KeyRange {
+        KeyRange {
+            lower: Some(Bound::Exclusive(vec![KeyPart::from(since)])),
+            upper: None,
+        }
+    }
+}
+
+/// Customers ([`CustomerDoc`]), id = `Customer.Id`.
+pub mod customers {
+    pub const COLLECTION: &str = "customers";
+    /// `[Int(Id)]`.
+    pub const BY_ID: &str = "id";
+    /// `[Text(GlobalId)]`, only when `GlobalId` is set.
+    pub const BY_GLOBAL_ID: &str = "global-id";
+}
+
+/// Cars ([`Car`]), id = `Id` (already a string).
+pub mod cars {
+    pub const COLLECTION: &str = "cars";
+    /// `[Text(Id)]`.
+    pub const BY_ID: &str = "id";
+    /// `[Int(Model.Id), Text(Id)]`.
+    pub const BY_MODEL: &str = "model";
+}
+
+/// Branch offices ([`BranchOfficeDoc`]), id = `Office.Id`.
+pub mod branch_offices {
+    pub const COLLECTION: &str = "branch-offices";
+    /// `[Int(Id)]`.
+    pub const BY_ID: &str = "id";
+    /// `[Int(Id)]`, only for active offices: what `GET /api/branchoffices` lists.
+    pub const ACTIVE: &str = "active";
+}
+
+/// Car categories ([`Category`]), id = `Id`.
+pub mod categories {
+    pub const COLLECTION: &str = "categories";
+    /// `[Int(Id)]`.
+    pub const BY_ID: &str = "id";
+}
+
+/// Car models ([`Model`]), id = `Id`.
+pub mod car_models {
+    pub const COLLECTION: &str = "models";
+    /// `[Int(Id)]`.
+    pub const BY_ID: &str = "id";
+    /// `[Int(Category.Id), Int(Id)]`, only when the model has a category.
+    pub const BY_CATEGORY: &str = "category";
+}
+
+/// Additionals of the catalogue ([`Additional`]), id = `Id`.
+pub mod additionals {
+    pub const COLLECTION: &str = "additionals";
+    /// `[Int(Id)]`.
+    pub const BY_ID: &str = "id";
+}
+
+/// Tariffs ([`Tariff`]), id = `Id`.
+pub mod tariffs {
+    pub const COLLECTION: &str = "tariffs";
+    /// `[Int(Id)]`.
+    pub const BY_ID: &str = "id";
+    /// `[Int(CategoryId), Int(Id)]`.
+    pub const BY_CATEGORY: &str = "category";
+}
+
+/// Comments recorded on bookings ([`BookingComment`]), id = `{BookingId}-{Seq}`.
+pub mod booking_comments {
+    pub const COLLECTION: &str = "booking-comments";
+    /// `[Int(BookingId), Int(Seq)]`: a booking's comments, oldest first.
+    pub const BY_BOOKING: &str = "booking";
+
+    /// The document id of a booking's comment number `seq`.
+    pub fn id(booking_id: i64, seq: i64) -> String {
+        format!("{booking_id}-{seq}")
+    }
+}
+
+/// A stored customer: the customer and the API user who created it, which decides whether an
+/// update may change its name and e-mail (interface.md 4.5 rule 6).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct CustomerDoc {
+    pub customer: Customer,
+    /// `null` for customers not created through the API (catalogue import, demo data).
+    #[serde(default)]
+    pub created_by_user_id: Option<i64>,
+}
+
+/// A stored branch office: the office as listed, and whether it is active (only active
+/// offices are listed).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct BranchOfficeDoc {
+    pub office: BranchOffice,
+    #[serde(default)]
+    pub active: bool,
+}
+
+impl Stored for Booking {
+    const COLLECTION: &'static str = bookings::COLLECTION;
+
+    fn id(&self) -> String {
+        self.id.to_string()
+    }
+
+    fn indexes(&self) -> Vec<IndexKey> {
+        let id = KeyPart::Int(self.id);
+        let status = KeyPart::Int(self.current_status.code().into());
+        let mut indexes = vec![
+            IndexKey::new(bookings::BY_ID, [id.clone()]),
+            IndexKey::new(bookings::BY_STATUS, [status.clone(), id.clone()]),
+        ];
+        if let Some(updated_on) = self.updated_on {
+            indexes.push(IndexKey::new(
+                bookings::BY_UPDATED,
+                [KeyPart::from(updated_on), status, id.clone()],
+            ));
+        }
+        if self.current_status == BookingStatus::Closed {
+            indexes.push(IndexKey::new(
+                bookings::BY_CLOSED,
+                [KeyPart::from(self.current_status_date), id],
+            ));
+        }
+        if let Some(code) = &self.code {
+            indexes.push(IndexKey::new(
+                bookings::BY_CODE,
+                [KeyPart::Text(code.clone())],
+            ));
+        }
+        indexes
+    }
+}
+
+impl Stored for CustomerDoc {
+    const COLLECTION: &'static str = customers::COLLECTION;
+
+    fn id(&self) -> String {
+        self.customer.id.to_string()
+    }
+
+    fn indexes(&self) -> Vec<IndexKey> {
+        let mut indexes = vec![IndexKey::new(
+            customers::BY_ID,
+            [KeyPart::Int(self.customer.id)],
+        )];
+        if let Some(global_id) = &self.customer.global_id {
+            indexes.push(IndexKey::new(
+                customers::BY_GLOBAL_ID,
+                [KeyPart::Text(global_id.clone())],
+            ));
+        }
+        indexes
+    }
+}
+
+impl Stored for Car {
+    const COLLECTION: &'static str = cars::COLLECTION;
+
+    fn id(&self) -> String {
+        self.id.clone()
+    }
+
+    fn indexes(&self) -> Vec<IndexKey> {
+        let id = KeyPart::Text(self.id.clone());
+        vec![
+            IndexKey::new(cars::BY_ID, [id.clone()]),
+            IndexKey::new(cars::BY_MODEL, [KeyPart::Int(self.model.id), id]),
+        ]
+    }
+}
+
+impl Stored for BranchOfficeDoc {
+    const COLLECTION: &'static str = branch_offices::COLLECTION;
+
+    fn id(&self) -> String {
+        self.office.id.to_string()
+    }
+
+    fn indexes(&self) -> Vec<IndexKey> {
+        let id = KeyPart::Int(self.office.id);
+        let mut indexes = vec![IndexKey::new(branch_offices::BY_ID, [id.clone()])];
+        if self.active {
+            indexes.push(IndexKey::new(branch_offices::ACTIVE, [id]));
+        }
+        indexes
+    }
+}
+
+impl Stored for Category {
+    const COLLECTION: &'static str = categories::COLLECTION;
+
+    fn id(&self) -> String {
+        self.id.to_string()
+    }
+
+    fn indexes(&self) -> Vec<IndexKey> {
+        vec![IndexKey::new(categories::BY_ID, [KeyPart::Int(self.id)])]
+    }
+}
+
+impl Stored for Model {
+    const COLLECTION: &'static str = car_models::COLLECTION;
+
+    fn id(&self) -> String {
+        self.id.to_string()
+    }
+
+    fn indexes(&self) -> Vec<IndexKey> {
+        let id = KeyPart::Int(self.id);
+        let mut indexes = vec![IndexKey::new(car_models::BY_ID, [id.clone()])];
+        if let Some(category) = &self.category {
+            indexes.push(IndexKey::new(
+                car_models::BY_CATEGORY,
+                [KeyPart::Int(category.id), id],
+            ));
+        }
+        indexes
+    }
+}
+
+impl Stored for Additional {
+    const COLLECTION: &'static str = additionals::COLLECTION;
+
+    fn id(&self) -> String {
+        self.id.to_string()
+    }
+
+    fn indexes(&self) -> Vec<IndexKey> {
+        vec![IndexKey::new(additionals::BY_ID, [KeyPart::Int(self.id)])]
+    }
+}
+
+impl Stored for Tariff {
+    const COLLECTION: &'static str = tariffs::COLLECTION;
+
+    fn id(&self) -> String {
+        self.id.to_string()
+    }
+
+    fn indexes(&self) -> Vec<IndexKey> {
+        let id = KeyPart::Int(self.id);
+        vec![
+            IndexKey::new(tariffs::BY_ID, [id.clone()]),
+            IndexKey::new(tariffs::BY_CATEGORY, [KeyPart::Int(self.category_id), id]),
+        ]
+    }
+}
+
+impl Stored for BookingComment {
+    const COLLECTION: &'static str = booking_comments::COLLECTION;
+
+    fn id(&self) -> String {
+        booking_comments::id(self.booking_id, self.seq)
+    }
+
+    fn indexes(&self) -> Vec<IndexKey> {
+        vec![IndexKey::new(
+            booking_comments::BY_BOOKING,
+            [KeyPart::Int(self.booking_id), KeyPart::Int(self.seq)],
+        )]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::DateTime;
+    use serde_json::json;
+
+    use super::*;
+    use crate::models::Place;
+
+    fn booking(status: BookingStatus) -> Booking {
+        serde_json::from_value(json!({
+            "Id": 42,
+            "Customer": {"Id": 3},
+            "Category": {"Id": 2, "Name": "Economy"},
+            "FromDate": "2024-03-01T10:00:00-03:00",
+            "ToDate": "2024-03-04T10:00:00-03:00",
+            "DeliveryPlace": {"Id": 11},
+            "ReturnPlace": {"Id": 11},
+            "CurrentStatus": status.code(),
+            "CurrentStatusDate": "2024-03-04T11:30:00-03:00",
+            "CreationDate": "2024-02-20T09:00:00-03:00"
+        }))
+        .unwrap()
+    }
+
+    fn micros(value: &str) -> KeyPart {
+        KeyPart::Time(
+            DateTime::parse_from_rfc3339(value)
+                .unwrap()
+                .timestamp_micros(),
+        )
+    }
+
+    fn index_names(indexes: &[IndexKey]) -> Vec<&'static str> {
+        indexes.iter().map(|index| index.name).collect()
+    }
+
+    #[test]
+    fn legacy_reserved_booking_has_id_and_status_entries_only() {
+        let booking = booking(BookingStatus::Reserved);
+        assert_eq!(booking.id(), "42");
+        assert_eq!(
+            booking.indexes(),
+            vec![
+                IndexKey::new("id", [KeyPart::Int(42)]),
+                IndexKey::new("status", [KeyPart::Int(2), KeyPart::Int(42)]),
+            ]
+        );
+    }
+
+    #[test]
+    fn closed_audited_booking_with_code_has_every_entry() {
+        let mut booking = booking(BookingStatus::Closed);
+        booking.updated_on =
+            Some(DateTime::parse_from_rfc3339("2024-03-04T11:31:00-03:00").unwrap());
+        booking.code = Some("BK-42".to_owned());
+        assert_eq!(
+            booking.indexes(),
+            vec![
+                IndexKey::new("id", [KeyPart::Int(42)]),
+                IndexKey::new("status", [KeyPart::Int(5), KeyPart::Int(42)]),
+                IndexKey::new(
+                    "updated",
+                    [
+                        micros("2024-03-04T14:31:00Z"),
+                        KeyPart::Int(5),
+                        KeyPart::Int(42)
+                    ]
+                ),
+                IndexKey::new("closed", [micros("2024-03-04T14:30:00Z"), KeyPart::Int(42)]),
+                IndexKey::new("code", [KeyPart::Text("BK-42".to_owned())]),
+            ]
+        );
+    }
+
+    #[test]
+    fn only_closed_bookings_are_in_the_closed_index() {
+        for status in BookingStatus::ALL {
+            let names = index_names(&booking(status).indexes());
+            assert_eq!(
+                names.contains(&bookings::BY_CLOSED),
+                status == BookingStatus::Closed,
+                "{status}"
+            );
+        }
+    }
+
+    #[test]
+    fn record_carries_collection_id_body_and_indexes() {
+        let booking = booking(BookingStatus::Quoted);
+        let record = booking.record().unwrap();
+        assert_eq!(record.collection, "bookings");
+        assert_eq!(record.id, "42");
+        assert_eq!(record.indexes, booking.indexes());
+        let back: Booking = serde_json::from_str(&record.body).unwrap();
+        assert_eq!(back, booking);
+    }
+
+    #[test]
+    fn updated_after_excludes_the_instant_itself() {
+        let since = DateTime::parse_from_rfc3339("2024-03-01T00:00:00Z")
+            .unwrap()
+            .to_utc();
+        assert_eq!(
+            bookings::updated_after(since),
+            KeyRange {
+                lower: Some(Bound::Exclusive(vec![micros("2024-03-01T00:00:00Z")])),
+                upper: None,
+            }
+        );
+    }
+
+    #[test]
+    fn customers_by_id_and_global_id() {
+        let mut doc = CustomerDoc {
+            customer: Customer {
+                id: 9,
+                ..Customer::default()
+            },
+            created_by_user_id: Some(4),
+        };
+        assert_eq!(<CustomerDoc as Stored>::COLLECTION, "customers");
+        assert_eq!(doc.id(), "9");
+        assert_eq!(doc.indexes(), vec![IndexKey::new("id", [KeyPart::Int(9)])]);
+        doc.customer.global_id = Some("5f0c".to_owned());
+        assert_eq!(
+            doc.indexes(),
+            vec![
+                IndexKey::new("id", [KeyPart::Int(9)]),
+                IndexKey::new("global-id", [KeyPart::Text("5f0c".to_owned())]),
+            ]
+        );
+        let body = serde_json::to_value(&doc).unwrap();
+        assert_eq!(body["CreatedByUserId"], json!(4));
+        assert_eq!(body["Customer"]["Id"], json!(9));
+    }
+
+    #[test]
+    fn cars_by_id_and_model() {
+        let car = Car {
+            id: "AB123CD".to_owned(),
+            model: Model {
+                id: 5,
+                ..Model::default()
+            },
+            ..Car::default()
+        };
+        assert_eq!(<Car as Stored>::COLLECTION, "cars");
+        assert_eq!(car.id(), "AB123CD");
+        let id = KeyPart::Text("AB123CD".to_owned());
+        assert_eq!(
+            car.indexes(),
+            vec![
+                IndexKey::new("id", [id.clone()]),
+                IndexKey::new("model", [KeyPart::Int(5), id]),
+            ]
+        );
+    }
+
+    #[test]
+    fn only_active_branch_offices_are_listed() {
+        let mut doc = BranchOfficeDoc {
+            office: BranchOffice {
+                id: 3,
+                places: vec![Place::default()],
+                ..BranchOffice::default()
+            },
+            active: false,
+        };
+        assert_eq!(<BranchOfficeDoc as Stored>::COLLECTION, "branch-offices");
+        assert_eq!(doc.id(), "3");
+        assert_eq!(doc.indexes(), vec![IndexKey::new("id", [KeyPart::Int(3)])]);
+        doc.active = true;
+        assert_eq!(
+            index_names(&doc.indexes()),
+            vec![branch_offices::BY_ID, branch_offices::ACTIVE]
+        );
+        assert_eq!(doc.indexes()[1].parts, vec![KeyPart::Int(3)]);
+        assert_eq!(serde_json::to_value(&doc).unwrap()["Active"], json!(true));
+    }
+
+    #[test]
+    fn catalogue_collections() {
+        let category = Category {
+            id: 2,
+            ..Category::default()
+        };
+        assert_eq!(<Category as Stored>::COLLECTION, "categories");
+        assert_eq!(category.id(), "2");
+        assert_eq!(
+            category.indexes(),
+            vec![IndexKey::new("id", [KeyPart::Int(2)])]
+        );
+
+        let mut model = Model {
+            id: 5,
+            ..Model::default()
+        };
+        assert_eq!(<Model as Stored>::COLLECTION, "models");
+        assert_eq!(
+            model.indexes(),
+            vec![IndexKey::new("id", [KeyPart::Int(5)])]
+        );
+        model.category = Some(category);
+        assert_eq!(
+            model.indexes(),
+            vec![
+                IndexKey::new("id", [KeyPart::Int(5)]),
+                IndexKey::new("category", [KeyPart::Int(2), KeyPart::Int(5)]),
+            ]
+        );
+
+        let additional = Additional {
+            id: 8,
+            ..Additional::default()
+        };
+        assert_eq!(<Additional as Stored>::COLLECTION, "additionals");
+        assert_eq!(additional.id(), "8");
+        assert_eq!(
+            additional.indexes(),
+            vec![IndexKey::new("id", [KeyPart::Int(8)])]
+        );
+
+        let tariff = Tariff {
+            id: 6,
+            category_id: 2,
+            ..Tariff::default()
+        };
+        assert_eq!(<Tariff as Stored>::COLLECTION, "tariffs");
+        assert_eq!(tariff.id(), "6");
+        assert_eq!(
+            tariff.indexes(),
+            vec![
+                IndexKey::new("id", [KeyPart::Int(6)]),
+                IndexKey::new("category", [KeyPart::Int(2), KeyPart::Int(6)]),
+            ]
+        );
+    }
+
+    #[test]
+    fn booking_comments_by_booking_and_sequence() {
+        let comment: BookingComment = serde_json::from_value(json!({
+            "BookingId": 42, "Seq": 3, "Date": "2024-03-01T00:00:00Z",
+            "UserName": "api-user", "Text": "Return place changed"
+        }))
+        .unwrap();
+        assert_eq!(<BookingComment as Stored>::COLLECTION, "booking-comments");
+        assert_eq!(comment.id(), "42-3");
+        assert_eq!(booking_comments::id(42, 3), "42-3");
+        assert_eq!(
+            comment.indexes(),
+            vec![IndexKey::new(
+                "booking",
+                [KeyPart::Int(42), KeyPart::Int(3)]
+            )]
+        );
+    }
+}

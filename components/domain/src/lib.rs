@@ -1,0 +1,36 @@
+//! The rental platform's domain: API models, error codes, translated messages and the pure
+//! business rules every component shares.
+//!
+//! Plain Rust with no I/O: it builds for the host and for `wasm32-wasip2`, and never reads the
+//! clock (callers pass instants in). Money is [`rust_decimal::Decimal`]; time is chrono with
+//! explicit offsets.
+//!
+//! - [`models`] holds the interface's resources with their exact JSON names;
+//! - [`error`] holds [`ErrorCode`] (interface.md 7.2) and [`ApiError`];
+//! - [`i18n`] holds [`Language`] and the English, Spanish and Portuguese messages;
+//! - [`status`] holds [`BookingStatus`];
+//! - [`paging`] holds limits, offsets, the booking list's id cursor and the lists' queries;
+//! - [`dates`] holds lenient date-time parsing, tenant time zones and the close-date range;
+//! - [`store`] and [`collections`] say how documents are laid out in the store;
+//! - [`json`] holds serde helpers, also for request models.
+
+pub mod collections;
+pub mod dates;
+#[cfg(feature = "demo")]
+pub mod demo;
+pub mod error;
+pub mod i18n;
+pub mod json;
+pub mod models;
+pub mod paging;
+pub mod status;
+pub mod store;
+
+pub use collections::{BranchOfficeDoc, CustomerDoc};
+pub use dates::{CloseDateRange, UnknownTimeZone};
+pub use error::{ApiError, ErrorCode};
+pub use i18n::Language;
+pub use models::*;
+pub use paging::{BookingListQuery, ClosedListQuery, IdCursor, Page};
+pub use status::BookingStatus;
+pub use store::{Bound, IndexKey, KeyPart, KeyRange, Record, Stored};

@@ -1,0 +1,126 @@
+//! How domain values are laid out in the platform's document store.
+//!
+//! The store (WIT `rental:platform/store`) keeps JSON documents by collection and id, with
+//! ordered composite secondary indexes. This module is the single place that says which
+//! collection a value lives in and which index entries it carries, so the components (through
+//! the WIT store) and the host (demo data, catalogue import) write exactly the same layout.
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+/// One part of a composite index key; mirrors the WIT `key-part`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeyPart {
+    Int(i64),
+    Text(String),
+    /// Microseconds since the Unix epoch, UTC.
+    Time(i64),
+}
+
+impl From<i64> for KeyPart {
+    fn from(value: i64) -> Self {
+        KeyPart::Int(value)
+    }
+}
+
+impl From<&str> for KeyPart {
+    fn from(value: &str) -> Self {
+        KeyPart::Text(value.to_owned())
+    }
+}
+
+impl<Tz: chrono::TimeZone> From<chrono::DateTime<Tz>> for KeyPart {
+    fn from(value: chrono::DateTime<Tz>) -> Self {
+        KeyPart::Time(value.timestamp_micros())
+    }
+}
+
+/// An index entry of a document: the index name and the key under which the document is found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexKey {
+    pub name: &'static str,
+    pub parts: Vec<KeyPart>,
+}
+
+impl IndexKey {
+    pub fn new(name: &'static str, parts: impl IntoIterator<Item = KeyPart>) -> Self {
+        Self {
+            name,
+            parts: parts.into_iter().collect(),
+        }
+    }
+}
+
+/// One end of an index range; mirrors the WIT `bound`.
+///
+/// Bounds are prefixes: `Inclusive([a])` as a lower bound starts at the first key beginning
+/// with `a`, as an upper bound it ends after the last such key; `Exclusive([a])` as a lower
+/// bound starts after the last key beginning with `a`, as an upper bound it ends before the
+/// first one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Bound {
+    /// Keys starting with the prefix are in the range.
+    Inclusive(Vec<KeyPart>),
+    /// Keys starting with the prefix are out of the range.
+    Exclusive(Vec<KeyPart>),
+}
+
+/// The part of one index between two bounds (`None`: open on that side); mirrors the bounds
+/// of the WIT `range`, whose collection and index the caller names.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KeyRange {
+    /// Where the range starts; `None` from the first key.
+    pub lower: Option<Bound>,
+    /// Where the range ends; `None` to the last key.
+    pub upper: Option<Bound>,
+}
+
+impl KeyRange {
+    /// The whole index.
+    pub fn all() -> Self {
+        Self::default()
+    }
+
+    /// Every key that starts with `prefix`; the whole index when `prefix` is empty.
+    pub fn prefix(prefix: Vec<KeyPart>) -> Self {
+        if prefix.is_empty() {
+            return Self::all();
+        }
+        Self {
+            lower: Some(Bound::Inclusive(prefix.clone())),
+            upper: Some(Bound::Inclusive(prefix)),
+        }
+    }
+}
+
+/// A document ready to be written: what the store's `put` takes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Record {
+    pub collection: &'static str,
+    pub id: String,
+    pub body: String,
+    pub indexes: Vec<IndexKey>,
+}
+
+/// A value that is stored as one document of a collection.
+pub trait Stored: Serialize + DeserializeOwned {
+    /// The collection the documents live in.
+    const COLLECTION: &'static str;
+
+    /// The document id within the collection.
+    fn id(&self) -> String;
+
+    /// Every index entry the document carries. Writing a document replaces all its entries, so
+    /// an index can also act as a filter: a document that should not be listed gets no entry.
+    fn indexes(&self) -> Vec<IndexKey>;
+
+    /// The document as the store's `put` takes it.
+    fn record(&self) -> Result<Record, serde_json::Error> {
+        Ok(Record {
+            collection: Self::COLLECTION,
+            id: self.id(),
+            body: serde_json::to_string(self)?,
+            indexes: self.indexes(),
+        })
+    }
+}
