@@ -1,0 +1,57 @@
+//! What the host knows about the request being served (`rental:platform/context`).
+//!
+//! Every value is fixed by the host before the component runs: the component can read it but
+//! never choose it. These functions call the host, so they only work inside a component.
+
+use rental_domain::Language;
+
+use crate::bindings::rental::platform::context as wit;
+
+/// The API user behind the request's bearer token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caller {
+    /// The user's id.
+    pub user_id: i64,
+    /// The user's name (the `client_id` of the token request).
+    pub user_name: String,
+    /// The permissions granted to the user, e.g. `bookings:read`.
+    pub permissions: Vec<String>,
+}
+
+impl Caller {
+    /// Whether the user holds `permission`.
+    pub fn has_permission(&self, permission: &str) -> bool {
+        self.permissions.iter().any(|held| held == permission)
+    }
+}
+
+/// Slug of the tenant the request belongs to. Informational: every store call is already
+/// bound to this tenant.
+pub fn tenant() -> String {
+    wit::tenant()
+}
+
+/// The authenticated caller; `None` on anonymous endpoints (the bank webhooks).
+pub fn caller() -> Option<Caller> {
+    wit::caller().map(|caller| Caller {
+        user_id: caller.user_id,
+        user_name: caller.user_name,
+        permissions: caller.permissions,
+    })
+}
+
+/// The response language. The host has already validated it, so an unexpected value (a host
+/// newer than this component) falls back to the default language rather than failing.
+pub fn language() -> Language {
+    Language::parse(&wit::language()).unwrap_or_default()
+}
+
+/// Correlation identifier of the request: the `Id` of error bodies.
+pub fn correlation_id() -> String {
+    wit::correlation_id()
+}
+
+/// A tenant setting (`rentald setting set`), e.g. `"time_zone"`; `None` when it is not set.
+pub fn setting(key: &str) -> Option<String> {
+    wit::setting(key)
+}

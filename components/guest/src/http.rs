@@ -1,0 +1,386 @@
+//! The HTTP side of a component: what a handler receives and returns, and the export of a
+//! [`Handler`] as the component's `wasi:http/incoming-handler`.
+//!
+//! The host has already authenticated the caller, resolved the tenant, checked permissions,
+//! validated the language and answered wrong methods before the component runs; a handler
+//! only routes by path and does its job.
+
+use std::io::{Read as _, Write as _};
+use std::marker::PhantomData;
+
+use serde::Serialize;
+use wasip2::exports::http::incoming_handler::Guest;
+use wasip2::http::types::{
+    Fields, IncomingBody, IncomingRequest, Method, OutgoingBody, OutgoingResponse, ResponseOutparam,
+};
+
+use crate::error::Error;
+
+/// Media type of every JSON body the components send.
+pub const JSON_CONTENT_TYPE: &str = "application/json; charset=utf-8";
+
+/// A request as a handler sees it: fully read, query decoded.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Request {
+    /// The method in upper case, e.g. `"GET"`.
+    pub method: String,
+    /// The path without the query string, e.g. `"/api/bookings/list"`.
+    pub path: String,
+    /// The query parameters in order, names and values percent-decoded (`+` is a space).
+    pub query: Vec<(String, String)>,
+    /// The header fields in order; names in lower case as `wasi:http` gives them.
+    pub headers: Vec<(String, Vec<u8>)>,
+    /// The request body.
+    pub body: Vec<u8>,
+}
+
+impl Request {
+    /// A request without headers or body, from a method and a path with an optional query
+    /// string (`/api/cars?offset=0&limit=10`).
+    pub fn new(method: impl Into<String>, path_with_query: &str) -> Self {
+        let (path, query) = path_with_query
+            .split_once('?')
+            .unwrap_or((path_with_query, ""));
+        Self {
+            method: method.into(),
+            path: path.to_owned(),
+            query: parse_query(query),
+            headers: Vec::new(),
+            body: Vec::new(),
+        }
+    }
+
+    /// The value of the query parameter `name` (names are case-sensitive). When the name
+    /// repeats, the last value wins, as in the domain's query parsers.
+    pub fn query(&self, name: &str) -> Option<&str> {
+        self.query
+            .iter()
+            .rfind(|(key, _)| key == name)
+            .map(|(_, value)| value.as_str())
+    }
+
+    /// The first value of the header `name` (case-insensitive), when it is valid UTF-8.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(key, _)| key.eq_ignore_ascii_case(name))
+            .and_then(|(_, value)| std::str::from_utf8(value).ok())
+    }
+
+    /// Reads a `wasi:http` request, body included.
+    fn read(request: &IncomingRequest) -> Result<Self, Error> {
+        let path_with_query = request.path_with_query().unwrap_or_else(|| "/".to_owned());
+        let mut read = Self::new(method_name(request.method()), &path_with_query);
+        read.headers = request.headers().entries();
+        let body = request
+            .consume()
+            .map_err(|()| Error::internal("the request body was already consumed"))?;
+        {
+            let mut stream = body
+                .stream()
+                .map_err(|()| Error::internal("the request body stream was already taken"))?;
+            stream
+                .read_to_end(&mut read.body)
+                .map_err(|error| Error::internal(format!("reading the request body: {error}")))?;
+        }
+        // The stream (a child of the body) is dropped above; trailers are of no interest.
+        drop(IncomingBody::finish(body));
+        Ok(read)
+    }
+}
+
+/// A response as a handler returns it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Response {
+    /// The HTTP status code.
+    pub status: u16,
+    /// The header fields to send, in order.
+    pub headers: Vec<(String, String)>,
+    /// The response body.
+    pub body: Vec<u8>,
+}
+
+impl Response {
+    /// A response with this status, no headers and no body.
+    pub fn new(status: u16) -> Self {
+        Self {
+            status,
+            headers: Vec::new(),
+            body: Vec::new(),
+        }
+    }
+
+    /// 404 with no body: the path is not served by this component.
+    pub fn not_found() -> Self {
+        Self::new(404)
+    }
+
+    /// The same response with one more header field.
+    #[must_use]
+    pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// The same response with this body.
+    #[must_use]
+    pub fn with_body(mut self, body: impl Into<Vec<u8>>) -> Self {
+        self.body = body.into();
+        self
+    }
+
+    /// The `wasi:http` response head: status and header fields.
+    fn head(&self) -> Result<OutgoingResponse, Error> {
+        let fields: Vec<(String, Vec<u8>)> = self
+            .headers
+            .iter()
+            .map(|(name, value)| (name.clone(), value.clone().into_bytes()))
+            .collect();
+        let headers = Fields::from_list(&fields)
+            .map_err(|error| Error::internal(format!("invalid response header: {error:?}")))?;
+        let head = OutgoingResponse::new(headers);
+        head.set_status_code(self.status)
+            .map_err(|()| Error::internal(format!("invalid response status {}", self.status)))?;
+        Ok(head)
+    }
+
+    /// Sends the response through `out`.
+    ///
+    /// Everything that can fail on the component's side is checked before the response is
+    /// committed; an invalid head becomes the 500 error body. A failure while streaming the
+    /// body leaves it unfinished, which the host reports as an error, never as a success.
+    fn send(self, out: ResponseOutparam) {
+        let (head, body) = match self.head() {
+            Ok(head) => (head, self.body),
+            Err(error) => {
+                let fallback = error.into_response();
+                match fallback.head() {
+                    Ok(head) => (head, fallback.body),
+                    // Leaving `out` unset makes the host answer with its own error.
+                    Err(_) => return,
+                }
+            }
+        };
+        // `body` can only fail when called twice.
+        let Ok(outgoing) = head.body() else {
+            return;
+        };
+        ResponseOutparam::set(out, Ok(head));
+        let written = outgoing.write().is_ok_and(|mut stream| {
+            stream
+                .write_all(&body)
+                .and_then(|()| std::io::Write::flush(&mut stream))
+                .is_ok()
+        });
+        if written {
+            // A failure to finish means the client went away: nobody is left to tell.
+            let _ = OutgoingBody::finish(outgoing, None);
+        }
+    }
+}
+
+/// Serialises `value` as the JSON body of a response with `status`.
+///
+/// The models of the API always serialise; if one ever does not, the answer is the 500 error
+/// body (ErrorCode 99), not a truncated success.
+pub fn json<T: Serialize + ?Sized>(status: u16, value: &T) -> Response {
+    match serde_json::to_vec(value) {
+        Ok(body) => Response::new(status)
+            .with_header("content-type", JSON_CONTENT_TYPE)
+            .with_body(body),
+        Err(error) => {
+            Error::internal(format!("serialising the response body: {error}")).into_response()
+        }
+    }
+}
+
+/// A component's request handler: everything a component writes besides its logic.
+///
+/// Export it with [`export_handler!`](crate::export_handler). A panic inside `handle` traps
+/// the component before any response is sent; the host answers 500 with ErrorCode 99.
+pub trait Handler {
+    /// Answers one request.
+    fn handle(request: Request) -> Response;
+}
+
+/// Adapts a [`Handler`] to the `wasi:http/incoming-handler` export; used by
+/// [`export_handler!`](crate::export_handler).
+#[doc(hidden)]
+pub struct Export<H>(PhantomData<H>);
+
+impl<H: Handler> Guest for Export<H> {
+    fn handle(request: IncomingRequest, response_out: ResponseOutparam) {
+        let response = match Request::read(&request) {
+            Ok(request) => H::handle(request),
+            Err(error) => error.into_response(),
+        };
+        response.send(response_out);
+    }
+}
+
+/// Exports a [`Handler`] as the component's `wasi:http/incoming-handler`.
+///
+/// Use it once, at the root of a component crate, as the [crate documentation](crate) shows.
+///
+/// The export exists only when building for WebAssembly: a native build (clippy, unit tests)
+/// has no component to export, and its linker would reject the export's name. There the
+/// macro only names the handler, so the handler is still checked and counted as used.
+#[macro_export]
+macro_rules! export_handler {
+    ($handler:ty) => {
+        #[cfg(target_arch = "wasm32")]
+        const _: () = {
+            type RentalGuestHttpExport = $crate::http::Export<$handler>;
+            $crate::__private::wasip2::http::proxy::export!(RentalGuestHttpExport);
+        };
+        #[cfg(not(target_arch = "wasm32"))]
+        const _: fn($crate::Request) -> $crate::Response = <$handler as $crate::Handler>::handle;
+    };
+}
+
+/// The method's name in upper case.
+fn method_name(method: Method) -> String {
+    match method {
+        Method::Get => "GET".to_owned(),
+        Method::Head => "HEAD".to_owned(),
+        Method::Post => "POST".to_owned(),
+        Method::Put => "PUT".to_owned(),
+        Method::Delete => "DELETE".to_owned(),
+        Method::Connect => "CONNECT".to_owned(),
+        Method::Options => "OPTIONS".to_owned(),
+        Method::Trace => "TRACE".to_owned(),
+        Method::Patch => "PATCH".to_owned(),
+        Method::Other(other) => other,
+    }
+}
+
+/// Splits a query string into decoded pairs (`application/x-www-form-urlencoded`). Empty
+/// segments are skipped; a segment without `=` is a name with an empty value.
+fn parse_query(query: &str) -> Vec<(String, String)> {
+    query
+        .split('&')
+        .filter(|segment| !segment.is_empty())
+        .map(|segment| {
+            let (name, value) = segment.split_once('=').unwrap_or((segment, ""));
+            (decode_component(name), decode_component(value))
+        })
+        .collect()
+}
+
+/// Percent-decodes one name or value, reading `+` as a space. A `%` not followed by two hex
+/// digits is kept as it is; bytes that do not form UTF-8 become U+FFFD.
+fn decode_component(input: &str) -> String {
+    let bytes = input.as_bytes();
+    let mut decoded = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while let Some(&byte) = bytes.get(i) {
+        match byte {
+            b'+' => decoded.push(b' '),
+            b'%' => {
+                let hex = bytes
+                    .get(i + 1)
+                    .copied()
+                    .and_then(hex_value)
+                    .and_then(|high| {
+                        let low = bytes.get(i + 2).copied().and_then(hex_value)?;
+                        Some(high << 4 | low)
+                    });
+                if let Some(value) = hex {
+                    decoded.push(value);
+                    i += 2;
+                } else {
+                    decoded.push(b'%');
+                }
+            }
+            other => decoded.push(other),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&decoded).into_owned()
+}
+
+/// The value of one hex digit.
+fn hex_value(digit: u8) -> Option<u8> {
+    match digit {
+        b'0'..=b'9' => Some(digit - b'0'),
+        b'a'..=b'f' => Some(digit - b'a' + 10),
+        b'A'..=b'F' => Some(digit - b'A' + 10),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_splits_path_and_decodes_query() {
+        let request = Request::new(
+            "GET",
+            "/api/bookings/list?status=5&updatedSince=2024-01-01T10%3A00%3A00%2B02%3A00&x=a+b&flag",
+        );
+        assert_eq!(request.path, "/api/bookings/list");
+        assert_eq!(request.query("status"), Some("5"));
+        assert_eq!(
+            request.query("updatedSince"),
+            Some("2024-01-01T10:00:00+02:00")
+        );
+        assert_eq!(request.query("x"), Some("a b"));
+        assert_eq!(request.query("flag"), Some(""));
+        assert_eq!(request.query("Status"), None, "names are case-sensitive");
+    }
+
+    #[test]
+    fn request_without_query() {
+        let request = Request::new("GET", "/api/cars");
+        assert_eq!(request.path, "/api/cars");
+        assert!(request.query.is_empty());
+        assert_eq!(Request::new("GET", "/api/cars?").query, Vec::new());
+    }
+
+    #[test]
+    fn last_value_of_a_repeated_parameter_wins() {
+        let request = Request::new("GET", "/?limit=5&limit=7&&offset=2");
+        assert_eq!(request.query("limit"), Some("7"));
+        assert_eq!(request.query("offset"), Some("2"));
+        assert_eq!(request.query.len(), 3);
+    }
+
+    #[test]
+    fn decoding_keeps_malformed_escapes_and_reads_utf8() {
+        assert_eq!(decode_component("100%"), "100%");
+        assert_eq!(decode_component("%zz%4"), "%zz%4");
+        assert_eq!(decode_component("S%C3%A3o+Paulo"), "São Paulo");
+        assert_eq!(decode_component("%2B1"), "+1");
+        assert_eq!(decode_component("%FF"), "\u{FFFD}");
+    }
+
+    #[test]
+    fn header_lookup_ignores_case() {
+        let mut request = Request::new("POST", "/");
+        request
+            .headers
+            .push(("content-type".to_owned(), b"application/json".to_vec()));
+        assert_eq!(request.header("Content-Type"), Some("application/json"));
+        assert_eq!(request.header("accept"), None);
+    }
+
+    #[test]
+    fn json_sets_body_and_content_type() {
+        let response = json(200, &serde_json::json!({"Total": 0}));
+        assert_eq!(response.status, 200);
+        assert_eq!(response.body, br#"{"Total":0}"#);
+        assert_eq!(
+            response.headers,
+            vec![("content-type".to_owned(), JSON_CONTENT_TYPE.to_owned())]
+        );
+    }
+
+    #[test]
+    fn not_found_has_no_body() {
+        let response = Response::not_found();
+        assert_eq!(response.status, 404);
+        assert!(response.body.is_empty());
+        assert!(response.headers.is_empty());
+    }
+}

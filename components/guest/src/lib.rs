@@ -1,0 +1,47 @@
+//! Shared glue for the platform's API components.
+//!
+//! A component is a `cdylib` for `wasm32-wasip2` that exports `wasi:http/incoming-handler` and
+//! imports `rental:platform/context` and `rental:platform/store`. This crate holds everything
+//! such a component needs besides its own logic:
+//!
+//! - [`http`]: the [`Request`] and [`Response`] a handler sees, [`json`], and
+//!   [`export_handler!`], which exports a [`Handler`] as the component's `wasi:http` handler;
+//! - [`error`]: the one [`Error`] type of a handler and its mapping to the interface's error
+//!   body (`{"ErrorMessage", "ErrorCode", "Id"}`);
+//! - [`context`]: what the host says about the request (tenant, caller, language, settings);
+//! - [`store`]: typed transactions over the tenant's document store, and
+//!   [`retry_on_conflict`].
+//!
+//! A component then only writes its handler:
+//!
+//! ```
+//! struct Component;
+//!
+//! impl rental_guest::Handler for Component {
+//!     fn handle(request: rental_guest::Request) -> rental_guest::Response {
+//!         rental_guest::Response::not_found()
+//!     }
+//! }
+//!
+//! rental_guest::export_handler!(Component);
+//! ```
+//!
+//! Everything compiles natively as well, so components can unit-test their pure logic; calls
+//! that reach the host (the [`context`] functions, [`store::Transaction`]) only work inside
+//! a component.
+
+mod bindings;
+pub mod context;
+pub mod error;
+pub mod http;
+pub mod store;
+
+pub use error::{Error, log};
+pub use http::{Handler, Request, Response, json};
+pub use store::retry_on_conflict;
+
+/// Items the exported macros refer to; not part of the API.
+#[doc(hidden)]
+pub mod __private {
+    pub use wasip2;
+}
