@@ -1,0 +1,356 @@
+//! OAuth2 client credentials (RFC 6749 section 4.4) and bearer tokens (RFC 6750).
+//!
+//! Tokens are HS256 JWTs signed with a key of the tenant's own (secret `jwt.signing_key`,
+//! created with the tenant), carrying the tenant as a claim. On each call the token must verify
+//! with the host's tenant key, name the host's tenant, be unexpired, and its user must still be
+//! enabled for API use.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use argon2::Argon2;
+use argon2::password_hash::{PasswordHash, PasswordHasher as _, PasswordVerifier as _, SaltString};
+use base64::Engine as _;
+use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
+use serde::{Deserialize, Serialize};
+
+use crate::runtime::Caller;
+use crate::storage::Storage;
+use crate::storage::admin::ApiUser;
+
+/// Lifetime of an access token, as the interface gives it.
+pub const TOKEN_LIFETIME_SECS: i64 = 86_399;
+/// Name of the tenant secret that signs its tokens.
+pub const SIGNING_KEY_SECRET: &str = "jwt.signing_key";
+const ISSUER: &str = "rentald";
+
+#[derive(Debug, Serialize, Deserialize)]
+struct Claims {
+    iss: String,
+    /// The API user's id.
+    sub: String,
+    tenant: String,
+    name: String,
+    iat: i64,
+    exp: i64,
+}
+
+/// A new random signing key for a tenant, base64.
+pub fn new_signing_key() -> String {
+    let key: [u8; 32] = rand::random();
+    base64::engine::general_purpose::STANDARD.encode(key)
+}
+
+fn signing_key(encoded: &str) -> anyhow::Result<Vec<u8>> {
+    Ok(base64::engine::general_purpose::STANDARD.decode(encoded)?)
+}
+
+/// An argon2id PHC string for a password.
+pub fn hash_password(password: &str) -> anyhow::Result<String> {
+    let salt = SaltString::encode_b64(&rand::random::<[u8; 16]>())
+        .map_err(|e| anyhow::anyhow!("salt: {e}"))?;
+    Ok(Argon2::default()
+        .hash_password(password.as_bytes(), &salt)
+        .map_err(|e| anyhow::anyhow!("hashing: {e}"))?
+        .to_string())
+}
+
+fn verify_password(password: &str, phc: &str) -> bool {
+    PasswordHash::new(phc)
+        .and_then(|hash| Argon2::default().verify_password(password.as_bytes(), &hash))
+        .is_ok()
+}
+
+/// A valid hash of nothing anyone knows: verified against when the user does not exist, so
+/// that an unknown client_id costs as much time as a wrong password.
+static DECOY_HASH: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    hash_password(&uuid::Uuid::new_v4().to_string()).unwrap_or_default()
+});
+
+/// RFC 6749 section 5.2 error codes we answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TokenError {
+    InvalidRequest,
+    UnsupportedGrantType,
+    InvalidClient,
+    /// Too many failures for this client_id: retry after this many seconds.
+    Throttled(u64),
+}
+
+impl TokenError {
+    pub fn code(self) -> &'static str {
+        match self {
+            Self::InvalidRequest => "invalid_request",
+            Self::UnsupportedGrantType => "unsupported_grant_type",
+            Self::InvalidClient => "invalid_client",
+            Self::Throttled(_) => "slow_down",
+        }
+    }
+}
+
+/// The client's credentials as sent, from the form or from HTTP Basic.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct TokenRequest {
+    pub grant_type: Option<String>,
+    pub client_id: Option<String>,
+    pub client_secret: Option<String>,
+}
+
+impl TokenRequest {
+    /// Reads the form body and, when present, an `Authorization: Basic` header (RFC 6749
+    /// section 2.3.1: form-encoded id and secret, then base64).
+    pub fn parse(form: &[u8], authorization: Option<&str>) -> Result<Self, TokenError> {
+        let mut request = TokenRequest::default();
+        for (key, value) in url::form_urlencoded::parse(form) {
+            let slot = match &*key {
+                "grant_type" => &mut request.grant_type,
+                "client_id" => &mut request.client_id,
+                "client_secret" => &mut request.client_secret,
+                _ => continue,
+            };
+            if slot.replace(value.into_owned()).is_some() {
+                // RFC 6749 section 3.2: parameters must not be repeated.
+                return Err(TokenError::InvalidRequest);
+            }
+        }
+        if let Some(basic) = authorization.and_then(|h| strip_scheme(h, "Basic")) {
+            let decoded = base64::engine::general_purpose::STANDARD
+                .decode(basic.trim())
+                .map_err(|_| TokenError::InvalidRequest)?;
+            let decoded = String::from_utf8(decoded).map_err(|_| TokenError::InvalidRequest)?;
+            let (id, secret) = decoded.split_once(':').ok_or(TokenError::InvalidRequest)?;
+            let decode = |s: &str| {
+                url::form_urlencoded::parse(format!("v={s}").as_bytes())
+                    .next()
+                    .map(|(_, v)| v.into_owned())
+                    .unwrap_or_default()
+            };
+            if request.client_id.is_some() || request.client_secret.is_some() {
+                // Only one authentication method per request (RFC 6749 section 2.3).
+                return Err(TokenError::InvalidRequest);
+            }
+            request.client_id = Some(decode(id));
+            request.client_secret = Some(decode(secret));
+        }
+        Ok(request)
+    }
+}
+
+fn strip_scheme<'a>(header: &'a str, scheme: &str) -> Option<&'a str> {
+    let (name, rest) = header.split_once(' ')?;
+    name.eq_ignore_ascii_case(scheme).then_some(rest)
+}
+
+/// Failed attempts per (tenant, client_id): after a few, answers are slowed down; after more,
+/// refused with 429 until the window passes.
+pub struct Throttle {
+    failures: Mutex<HashMap<(String, String), (u32, Instant)>>,
+}
+
+const SLOW_AFTER: u32 = 3;
+const REFUSE_AFTER: u32 = 10;
+const WINDOW: Duration = Duration::from_secs(15 * 60);
+
+impl Throttle {
+    pub fn new() -> Self {
+        Self {
+            failures: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(String, String), (u32, Instant)>> {
+        self.failures.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Failures within the current window, forgetting expired ones.
+    fn recent(&self, key: &(String, String)) -> (u32, Duration) {
+        let mut failures = self.lock();
+        match failures.get(key) {
+            Some(&(n, since)) if since.elapsed() < WINDOW => (n, WINDOW - since.elapsed()),
+            Some(_) => {
+                failures.remove(key);
+                (0, Duration::ZERO)
+            }
+            None => (0, Duration::ZERO),
+        }
+    }
+
+    fn fail(&self, key: (String, String)) {
+        let mut failures = self.lock();
+        if failures.len() > 100_000 {
+            failures.retain(|_, (_, since)| since.elapsed() < WINDOW);
+        }
+        let entry = failures.entry(key).or_insert((0, Instant::now()));
+        entry.0 += 1;
+    }
+
+    fn succeed(&self, key: &(String, String)) {
+        self.lock().remove(key);
+    }
+}
+
+/// Issues a token for client credentials, or says why not.
+pub async fn issue_token(
+    storage: &Storage,
+    throttle: &Throttle,
+    tenant: &str,
+    request: TokenRequest,
+) -> anyhow::Result<Result<String, TokenError>> {
+    let (Some(grant), Some(id), Some(secret)) =
+        (request.grant_type, request.client_id, request.client_secret)
+    else {
+        return Ok(Err(TokenError::InvalidRequest));
+    };
+    if grant != "client_credentials" {
+        return Ok(Err(TokenError::UnsupportedGrantType));
+    }
+    let key = (tenant.to_owned(), id.clone());
+    let (failures, remaining) = throttle.recent(&key);
+    if failures >= REFUSE_AFTER {
+        return Ok(Err(TokenError::Throttled(remaining.as_secs().max(1))));
+    }
+    if failures >= SLOW_AFTER {
+        let delay = Duration::from_millis(100 << (failures - SLOW_AFTER).min(3));
+        tokio::time::sleep(delay).await;
+    }
+
+    let user = storage.user_by_name(tenant, &id).await?;
+    let hash = user
+        .as_ref()
+        .map_or_else(|| DECOY_HASH.clone(), |u| u.password_hash.clone());
+    let password_ok = tokio::task::spawn_blocking(move || verify_password(&secret, &hash)).await?;
+    let user = match user {
+        Some(user) if password_ok && user.enabled && user.api_enabled => user,
+        _ => {
+            throttle.fail(key);
+            return Ok(Err(TokenError::InvalidClient));
+        }
+    };
+    throttle.succeed(&key);
+
+    let signing = storage
+        .secret(tenant, SIGNING_KEY_SECRET)
+        .await?
+        .ok_or_else(|| anyhow::anyhow!("tenant {tenant} has no signing key"))?;
+    let now = chrono::Utc::now().timestamp();
+    let claims = Claims {
+        iss: ISSUER.to_owned(),
+        sub: user.id.to_string(),
+        tenant: tenant.to_owned(),
+        name: user.name,
+        iat: now,
+        exp: now + TOKEN_LIFETIME_SECS,
+    };
+    let token = jsonwebtoken::encode(
+        &Header::new(Algorithm::HS256),
+        &claims,
+        &EncodingKey::from_secret(&signing_key(&signing)?),
+    )?;
+    Ok(Ok(token))
+}
+
+/// Why a bearer check failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Denied {
+    /// No usable token: 401 with a challenge (`token_sent` adds `error="invalid_token"`).
+    Unauthenticated { token_sent: bool },
+    /// A valid token whose user lacks the permission or was disabled since: 403.
+    Forbidden,
+}
+
+/// Checks a bearer token for the host's tenant and an endpoint's permission.
+pub async fn authorize(
+    storage: &Storage,
+    tenant: &str,
+    authorization: Option<&str>,
+    permission: &str,
+) -> anyhow::Result<Result<Caller, Denied>> {
+    let Some(token) = authorization
+        .and_then(|h| strip_scheme(h, "Bearer"))
+        .map(str::trim)
+    else {
+        return Ok(Err(Denied::Unauthenticated {
+            token_sent: authorization.is_some(),
+        }));
+    };
+    let invalid = Err(Denied::Unauthenticated { token_sent: true });
+    let Some(signing) = storage.secret(tenant, SIGNING_KEY_SECRET).await? else {
+        return Ok(invalid);
+    };
+    let mut validation = Validation::new(Algorithm::HS256);
+    validation.set_issuer(&[ISSUER]);
+    validation.set_required_spec_claims(&["exp", "iss", "sub"]);
+    validation.leeway = 0;
+    let Ok(data) = jsonwebtoken::decode::<Claims>(
+        token,
+        &DecodingKey::from_secret(&signing_key(&signing)?),
+        &validation,
+    ) else {
+        return Ok(invalid);
+    };
+    let claims = data.claims;
+    let Ok(user_id) = claims.sub.parse::<i64>() else {
+        return Ok(invalid);
+    };
+    if claims.tenant != tenant {
+        return Ok(invalid);
+    }
+    let Some(user) = storage.user_by_id(tenant, user_id).await? else {
+        return Ok(invalid);
+    };
+    Ok(permitted(user, permission))
+}
+
+fn permitted(user: ApiUser, permission: &str) -> Result<Caller, Denied> {
+    let allowed =
+        user.enabled && user.api_enabled && user.permissions.iter().any(|p| p == permission);
+    if !allowed {
+        return Err(Denied::Forbidden);
+    }
+    Ok(Caller {
+        user_id: user.id,
+        user_name: user.name,
+        permissions: user.permissions,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_verify_only_against_their_hash() {
+        let hash = hash_password("s3cret").unwrap();
+        assert!(hash.starts_with("$argon2id$"));
+        assert!(verify_password("s3cret", &hash));
+        assert!(!verify_password("S3cret", &hash));
+        assert!(!verify_password("s3cret", "not a hash"));
+    }
+
+    #[test]
+    fn reads_form_and_basic_credentials() {
+        let form = TokenRequest::parse(
+            b"grant_type=client_credentials&client_id=a%20b&client_secret=x",
+            None,
+        )
+        .unwrap();
+        assert_eq!(form.client_id.as_deref(), Some("a b"));
+        let basic = base64::engine::general_purpose::STANDARD.encode("api%3Auser:p%40ss");
+        let both = TokenRequest::parse(
+            b"grant_type=client_credentials",
+            Some(&format!("Basic {basic}")),
+        )
+        .unwrap();
+        assert_eq!(both.client_id.as_deref(), Some("api:user"));
+        assert_eq!(both.client_secret.as_deref(), Some("p@ss"));
+        assert_eq!(
+            TokenRequest::parse(b"client_id=a&client_id=b", None),
+            Err(TokenError::InvalidRequest)
+        );
+        assert_eq!(
+            TokenRequest::parse(b"client_id=a", Some(&format!("Basic {basic}"))),
+            Err(TokenError::InvalidRequest)
+        );
+    }
+}

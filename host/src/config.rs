@@ -1,0 +1,163 @@
+//! Layered configuration: command-line flags, then `RENTALD_*` environment variables (both
+//! through clap), then a TOML file (`--config`), then defaults.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::Context as _;
+use clap::Args;
+use serde::Deserialize;
+
+use crate::runtime::Limits;
+
+/// Options every sub-command takes.
+#[derive(Debug, Args)]
+pub struct GlobalArgs {
+    /// Configuration file (TOML); its keys are the long option names with underscores.
+    #[arg(long, global = true, env = "RENTALD_CONFIG", value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Directory for the embedded database and the compiled-component cache [default: ./data].
+    #[arg(long, global = true, env = "RENTALD_DATA_DIR", value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// sqlite://FILE or postgres://USER@HOST/DB [default: an SQLite file in the data directory].
+    #[arg(long, global = true, env = "RENTALD_DATABASE_URL", value_name = "URL")]
+    pub database_url: Option<String>,
+    /// Log format: text or json [default: text].
+    #[arg(long, global = true, env = "RENTALD_LOG_FORMAT", value_name = "FORMAT")]
+    pub log_format: Option<LogFormat>,
+}
+
+/// Options of `rentald serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on; port 0 picks a free one (the chosen address is printed)
+    /// [default: 127.0.0.1:8080].
+    #[arg(long, env = "RENTALD_LISTEN", value_name = "ADDR")]
+    pub listen: Option<SocketAddr>,
+    /// Tenants are served at {tenant}.{base-domain} [default: localhost].
+    #[arg(long, env = "RENTALD_BASE_DOMAIN", value_name = "DOMAIN")]
+    pub base_domain: Option<String>,
+    /// Directory holding the platform components as <name>.wasm [default: next to the binary,
+    /// ./components or ../wasm32-wasip2/release].
+    #[arg(long, env = "RENTALD_COMPONENTS_DIR", value_name = "DIR")]
+    pub components_dir: Option<PathBuf>,
+    /// Where compiled components are cached, keyed by content hash [default: DATA_DIR/cache].
+    #[arg(long, env = "RENTALD_CACHE_DIR", value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+    /// Time a component may take for one request, in milliseconds [default: 5000].
+    #[arg(long, env = "RENTALD_REQUEST_TIMEOUT_MS", value_name = "MS")]
+    pub request_timeout_ms: Option<u64>,
+    /// Linear memory one component instance may use, in MiB [default: 64].
+    #[arg(long, env = "RENTALD_MEMORY_LIMIT_MIB", value_name = "MIB")]
+    pub memory_limit_mib: Option<usize>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+/// The configuration file; every key is optional.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileConfig {
+    data_dir: Option<PathBuf>,
+    database_url: Option<String>,
+    log_format: Option<LogFormat>,
+    listen: Option<SocketAddr>,
+    base_domain: Option<String>,
+    components_dir: Option<PathBuf>,
+    cache_dir: Option<PathBuf>,
+    request_timeout_ms: Option<u64>,
+    memory_limit_mib: Option<usize>,
+}
+
+/// Settled configuration.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub database_url: String,
+    pub log_format: LogFormat,
+    pub listen: SocketAddr,
+    pub base_domain: String,
+    pub components_dir: PathBuf,
+    pub cache_dir: PathBuf,
+    pub limits: Limits,
+}
+
+impl Config {
+    pub fn resolve(global: &GlobalArgs, serve: Option<&ServeArgs>) -> anyhow::Result<Self> {
+        let file = match &global.config {
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .with_context(|| format!("reading {}", path.display()))?;
+                toml::from_str(&text).with_context(|| format!("parsing {}", path.display()))?
+            }
+            None => FileConfig::default(),
+        };
+        let data_dir = global
+            .data_dir
+            .clone()
+            .or(file.data_dir)
+            .unwrap_or_else(|| PathBuf::from("data"));
+        let database_url = global
+            .database_url
+            .clone()
+            .or(file.database_url)
+            .unwrap_or_else(|| format!("sqlite://{}", data_dir.join("rentald.db").display()));
+        let defaults = Limits::default();
+        let limits = Limits {
+            deadline: serve
+                .and_then(|s| s.request_timeout_ms)
+                .or(file.request_timeout_ms)
+                .map_or(defaults.deadline, Duration::from_millis),
+            memory_bytes: serve
+                .and_then(|s| s.memory_limit_mib)
+                .or(file.memory_limit_mib)
+                .map_or(defaults.memory_bytes, |mib| mib << 20),
+            ..defaults
+        };
+        Ok(Self {
+            cache_dir: serve
+                .and_then(|s| s.cache_dir.clone())
+                .or(file.cache_dir)
+                .unwrap_or_else(|| data_dir.join("cache")),
+            database_url,
+            log_format: global
+                .log_format
+                .or(file.log_format)
+                .unwrap_or(LogFormat::Text),
+            listen: serve
+                .and_then(|s| s.listen)
+                .or(file.listen)
+                .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 8080))),
+            base_domain: serve
+                .and_then(|s| s.base_domain.clone())
+                .or(file.base_domain)
+                .unwrap_or_else(|| "localhost".to_owned())
+                .to_ascii_lowercase(),
+            components_dir: match serve
+                .and_then(|s| s.components_dir.clone())
+                .or(file.components_dir)
+            {
+                Some(dir) => dir,
+                None => default_components_dir()?,
+            },
+            limits,
+        })
+    }
+}
+
+/// `components/` beside the binary (an installed layout), else the workspace's wasm build
+/// output when the binary runs from `target/<profile>/`.
+fn default_components_dir() -> anyhow::Result<PathBuf> {
+    let exe = std::env::current_exe()?;
+    let bin_dir = exe.parent().unwrap_or(Path::new("."));
+    let installed = bin_dir.join("components");
+    if installed.is_dir() {
+        return Ok(installed);
+    }
+    Ok(bin_dir.join("../wasm32-wasip2/release"))
+}

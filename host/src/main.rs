@@ -1,0 +1,26 @@
+//! `rentald`: the car-rental platform host.
+
+mod auth;
+mod bindings;
+mod capabilities;
+mod cli;
+mod config;
+mod routes;
+mod runtime;
+mod server;
+mod storage;
+mod telemetry;
+mod tenancy;
+
+use clap::Parser as _;
+
+#[tokio::main]
+async fn main() -> std::process::ExitCode {
+    match cli::Cli::parse().run().await {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("rentald: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}

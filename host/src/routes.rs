@@ -1,0 +1,133 @@
+//! The route table: every endpoint, the component that serves it and the permission it needs.
+//! The single list from which the server routes, answers 405s and names permissions.
+
+use http::Method;
+
+/// Who may call an endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// A bearer token whose user holds this permission.
+    Permission(&'static str),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Route {
+    pub method: Method,
+    /// Path segments; `{name}` matches any one segment.
+    pub path: &'static str,
+    pub component: &'static str,
+    pub access: Access,
+}
+
+pub const BOOKINGS_READ: &str = "bookings:read";
+pub const BOOKINGS_WRITE: &str = "bookings:write";
+pub const SELFCHECKIN_WRITE: &str = "selfcheckin:write";
+pub const CATALOG_READ: &str = "catalog:read";
+
+/// Every permission an API user can be given.
+pub const PERMISSIONS: &[&str] = &[
+    BOOKINGS_READ,
+    BOOKINGS_WRITE,
+    SELFCHECKIN_WRITE,
+    CATALOG_READ,
+];
+
+const fn route(
+    method: Method,
+    path: &'static str,
+    component: &'static str,
+    permission: &'static str,
+) -> Route {
+    Route {
+        method,
+        path,
+        component,
+        access: Access::Permission(permission),
+    }
+}
+
+pub static ROUTES: &[Route] = &[
+    route(Method::GET, "/api/bookings/list", "listing", BOOKINGS_READ),
+    route(
+        Method::GET,
+        "/api/bookings/closed",
+        "listing",
+        BOOKINGS_READ,
+    ),
+    route(Method::GET, "/api/branchoffices", "listing", CATALOG_READ),
+    route(Method::GET, "/api/customers", "listing", CATALOG_READ),
+    route(Method::GET, "/api/cars", "listing", CATALOG_READ),
+];
+
+/// What the table says about a method and path.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Matched {
+    Route(&'static Route),
+    /// The path exists with other methods (for a 405 with `Allow`).
+    WrongMethod(Vec<Method>),
+    NotFound,
+}
+
+fn path_matches(pattern: &str, path: &str) -> bool {
+    let mut pattern = pattern.split('/');
+    let mut path = path.split('/');
+    loop {
+        match (pattern.next(), path.next()) {
+            (None, None) => return true,
+            (Some(p), Some(s)) if p.starts_with('{') && p.ends_with('}') && !s.is_empty() => {}
+            (Some(p), Some(s)) if p == s => {}
+            _ => return false,
+        }
+    }
+}
+
+pub fn find(method: &Method, path: &str) -> Matched {
+    let mut allowed = Vec::new();
+    for route in ROUTES.iter().filter(|r| path_matches(r.path, path)) {
+        if route.method == *method {
+            return Matched::Route(route);
+        }
+        allowed.push(route.method.clone());
+    }
+    if allowed.is_empty() {
+        Matched::NotFound
+    } else {
+        Matched::WrongMethod(allowed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn matches_methods_and_paths() {
+        assert!(
+            matches!(find(&Method::GET, "/api/bookings/list"), Matched::Route(r) if r.component == "listing")
+        );
+        assert_eq!(
+            find(&Method::POST, "/api/bookings/list"),
+            Matched::WrongMethod(vec![Method::GET])
+        );
+        assert_eq!(
+            find(&Method::GET, "/api/bookings/list/x"),
+            Matched::NotFound
+        );
+        assert_eq!(find(&Method::GET, "/api/nothing"), Matched::NotFound);
+    }
+
+    #[test]
+    fn placeholders_match_one_segment() {
+        assert!(path_matches("/api/booking/{id}", "/api/booking/12"));
+        assert!(!path_matches("/api/booking/{id}", "/api/booking/"));
+        assert!(!path_matches("/api/booking/{id}", "/api/booking/1/2"));
+    }
+
+    #[test]
+    fn every_route_names_a_known_permission() {
+        for route in ROUTES {
+            let Access::Permission(p) = route.access;
+            assert!(PERMISSIONS.contains(&p), "{}", route.path);
+        }
+    }
+}

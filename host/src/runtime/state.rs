@@ -1,0 +1,85 @@
+//! What a store holds for one request.
+
+use std::sync::Arc;
+
+use rental_domain::Language;
+use wasmtime::component::ResourceTable;
+use wasmtime::{StoreLimits, StoreLimitsBuilder};
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
+
+use crate::storage::Storage;
+use crate::storage::admin::Tenant;
+
+/// The authenticated API user of a request.
+#[derive(Debug, Clone)]
+pub struct Caller {
+    pub user_id: i64,
+    pub user_name: String,
+    pub permissions: Vec<String>,
+}
+
+/// Everything the host decided about a request before the guest runs. The guest reads it
+/// through `rental:platform/context` and cannot change it.
+#[derive(Debug, Clone)]
+pub struct RequestContext {
+    pub tenant: Arc<Tenant>,
+    pub caller: Option<Caller>,
+    pub language: Language,
+    pub correlation_id: String,
+}
+
+pub struct HostState {
+    wasi: WasiCtx,
+    http: WasiHttpCtx,
+    pub(crate) table: ResourceTable,
+    pub(crate) limits: StoreLimits,
+    pub(crate) request: RequestContext,
+    pub(crate) storage: Storage,
+    pub(crate) open_transactions: u32,
+}
+
+/// Resources (streams, fields, transactions) one request may hold at once.
+const MAX_RESOURCES: usize = 1_000;
+
+impl HostState {
+    pub fn new(request: RequestContext, storage: Storage, memory_bytes: usize) -> Self {
+        let mut table = ResourceTable::new();
+        table.set_max_capacity(MAX_RESOURCES);
+        Self {
+            // Nothing is granted: no directories, environment, arguments or sockets. Guest
+            // stderr goes to the host's, so a panic message reaches the operator's logs.
+            wasi: WasiCtx::builder().inherit_stderr().build(),
+            http: WasiHttpCtx::new(),
+            table,
+            limits: StoreLimitsBuilder::new()
+                .memory_size(memory_bytes)
+                .instances(16)
+                .tables(16)
+                .memories(4)
+                .build(),
+            request,
+            storage,
+            open_transactions: 0,
+        }
+    }
+}
+
+impl WasiView for HostState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+impl WasiHttpView for HostState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView {
+            ctx: &mut self.http,
+            table: &mut self.table,
+            hooks: Default::default(),
+        }
+    }
+}

@@ -1,0 +1,156 @@
+//! Persistence: one storage API over sqlx, on an embedded SQLite file (the default) or on
+//! PostgreSQL (for scale).
+//!
+//! Both backends go through sqlx's `Any` driver with the same SQL text; they differ only in
+//! what [`Backend`] names (how a transaction begins, the migrations, and the queue's row
+//! locking). Every table is keyed by tenant, and every function here takes the tenant as an
+//! argument: nothing reads across tenants except the operator's own tools.
+
+pub mod admin;
+pub mod docs;
+pub mod keys;
+pub mod queue;
+
+use std::path::Path;
+use std::str::FromStr;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
+use sqlx::{AnyPool, Executor as _};
+
+pub use docs::Mode;
+
+static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("migrations/sqlite");
+static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("migrations/postgres");
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+impl Backend {
+    fn from_url(url: &str) -> anyhow::Result<Self> {
+        if url.starts_with("sqlite:") {
+            Ok(Self::Sqlite)
+        } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
+            Ok(Self::Postgres)
+        } else {
+            anyhow::bail!("unsupported database URL {url:?}: use sqlite:// or postgres://")
+        }
+    }
+
+    /// The statement that opens a transaction. SQLite takes its single write lock up front for
+    /// writers, so a read followed by a write can never fail to upgrade; PostgreSQL relies on
+    /// row locks taken by the compare-and-swap statements themselves.
+    fn begin_statement(self, mode: Mode) -> &'static str {
+        match (self, mode) {
+            (Self::Sqlite, Mode::ReadOnly) => "BEGIN DEFERRED",
+            (Self::Sqlite, Mode::ReadWrite) => "BEGIN IMMEDIATE",
+            (Self::Postgres, Mode::ReadOnly) => "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY",
+            (Self::Postgres, Mode::ReadWrite) => "BEGIN ISOLATION LEVEL READ COMMITTED",
+        }
+    }
+}
+
+/// A handle on the database; cheap to clone.
+#[derive(Clone, Debug)]
+pub struct Storage {
+    pool: AnyPool,
+    backend: Backend,
+}
+
+impl Storage {
+    /// Connects, creating the SQLite file (and its directory) when needed, and brings the schema
+    /// up to date.
+    pub async fn open(url: &str) -> anyhow::Result<Self> {
+        sqlx::any::install_default_drivers();
+        let backend = Backend::from_url(url)?;
+        let options = match backend {
+            Backend::Sqlite => {
+                let path = url
+                    .trim_start_matches("sqlite://")
+                    .trim_start_matches("sqlite:");
+                let path = path.split('?').next().unwrap_or(path);
+                if let Some(dir) = Path::new(path)
+                    .parent()
+                    .filter(|d| !d.as_os_str().is_empty())
+                {
+                    std::fs::create_dir_all(dir)
+                        .with_context(|| format!("creating {}", dir.display()))?;
+                }
+                let url = if url.contains('?') {
+                    url.to_owned()
+                } else {
+                    format!("{url}?mode=rwc")
+                };
+                AnyConnectOptions::from_str(&url)?
+            }
+            Backend::Postgres => AnyConnectOptions::from_str(url)?,
+        };
+        let pool = AnyPoolOptions::new()
+            .max_connections(match backend {
+                Backend::Sqlite => 8,
+                Backend::Postgres => 32,
+            })
+            .acquire_timeout(Duration::from_secs(5))
+            .after_connect(move |conn, _| {
+                Box::pin(async move {
+                    if backend == Backend::Sqlite {
+                        conn.execute(
+                            "PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; \
+                             PRAGMA busy_timeout = 5000;",
+                        )
+                        .await?;
+                    }
+                    Ok(())
+                })
+            })
+            .connect_with(options)
+            .await
+            .with_context(|| format!("connecting to {}", redact(url)))?;
+        if backend == Backend::Sqlite {
+            // WAL lets readers proceed while one writer commits; the mode is kept in the file.
+            pool.execute("PRAGMA journal_mode = WAL").await?;
+        }
+        let migrator = match backend {
+            Backend::Sqlite => &SQLITE_MIGRATIONS,
+            Backend::Postgres => &POSTGRES_MIGRATIONS,
+        };
+        migrator
+            .run(&pool)
+            .await
+            .context("migrating the database")?;
+        Ok(Self { pool, backend })
+    }
+
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    pub(crate) fn pool(&self) -> &AnyPool {
+        &self.pool
+    }
+
+    /// Whether the database answers (for readiness checks).
+    pub async fn ping(&self) -> bool {
+        sqlx::query("SELECT 1").execute(&self.pool).await.is_ok()
+    }
+}
+
+/// A database URL without its password, for messages.
+pub fn redact(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut parsed) if parsed.password().is_some() => {
+            let _ = parsed.set_password(Some("***"));
+            parsed.to_string()
+        }
+        _ => url.to_owned(),
+    }
+}
+
+/// Microseconds since the Unix epoch: the unit of every stored time.
+pub fn now_micros() -> i64 {
+    chrono::Utc::now().timestamp_micros()
+}
