@@ -1,0 +1,57 @@
+//! A component that misbehaves on request (query `behave`), installed in place of `listing` by
+//! the sandbox tests:
+//!
+//! - `loop`: never returns;
+//! - `alloc`: allocates until the memory limit stops it;
+//! - `recurse`: recurses until the stack limit stops it;
+//! - `panic`: panics;
+//! - anything else: answers 200 with the tenant it was given and how many bookings its store
+//!   shows, so a test can see that a store is bound to the request's tenant.
+
+use rental_domain::models::Booking;
+use rental_guest::store::{Mode, Range, Transaction};
+use rental_guest::{Handler, Request, Response, context, json};
+
+struct Hostile;
+
+#[inline(never)]
+fn recurse(depth: u64) -> u64 {
+    if depth == u64::MAX {
+        return 0;
+    }
+    let frame = [depth; 64];
+    std::hint::black_box(&frame);
+    recurse(depth + 1) + frame[0]
+}
+
+impl Handler for Hostile {
+    fn handle(request: Request) -> Response {
+        match request.query("behave") {
+            Some("loop") => loop {
+                std::hint::spin_loop();
+            },
+            Some("alloc") => {
+                let mut hoard: Vec<Vec<u8>> = Vec::new();
+                loop {
+                    hoard.push(vec![1; 1 << 20]);
+                    std::hint::black_box(&hoard);
+                }
+            }
+            Some("recurse") => json(200, &recurse(0)),
+            Some("panic") => panic!("asked to panic"),
+            _ => {
+                let bookings = Transaction::begin(Mode::ReadOnly)
+                    .and_then(|tx| tx.count(&Range::<Booking>::all("id")));
+                match bookings {
+                    Ok(count) => json(
+                        200,
+                        &serde_json::json!({ "tenant": context::tenant(), "bookings": count }),
+                    ),
+                    Err(e) => json(500, &serde_json::json!({ "error": format!("{e:?}") })),
+                }
+            }
+        }
+    }
+}
+
+rental_guest::export_handler!(Hostile);

@@ -1,0 +1,400 @@
+//! Test harness: starts the real `rentald` binary on a random loopback port, with the real
+//! compiled components and a fresh database, and talks to it over HTTP.
+//!
+//! The binary and the components must have been built first (`./dev test` does it); their
+//! places are derived from this test binary's own (`target/debug/deps/...`), or given by
+//! `RENTALD_BIN` and `RENTALD_COMPONENTS_DIR`.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
+use tokio::process::{Child, Command};
+
+/// The PostgreSQL server to test against, as a URL to an existing database (e.g.
+/// `postgres://postgres@127.0.0.1:5432/test`). Each test creates and drops its own database.
+pub const POSTGRES_ENV: &str = "RENTALD_TEST_DATABASE_URL";
+
+pub const BASE_DOMAIN: &str = "localhost";
+pub const PASSWORD: &str = "correct horse battery staple";
+pub const ALL_PERMISSIONS: &[&str] = &[
+    "bookings:read",
+    "bookings:write",
+    "selfcheckin:write",
+    "catalog:read",
+];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// The build output directory (`target/`), from this test binary's path.
+fn target_dir() -> PathBuf {
+    let exe = std::env::current_exe().unwrap_or_default();
+    // target/<profile>/deps/<test binary>
+    exe.parent()
+        .and_then(Path::parent)
+        .and_then(Path::parent)
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("target"))
+}
+
+fn profile_dir() -> PathBuf {
+    let exe = std::env::current_exe().unwrap_or_default();
+    exe.parent()
+        .and_then(Path::parent)
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("target/debug"))
+}
+
+pub fn rentald_bin() -> PathBuf {
+    std::env::var_os("RENTALD_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| profile_dir().join("rentald"))
+}
+
+/// Where the release builds of the components are.
+pub fn components_dir() -> PathBuf {
+    std::env::var_os("RENTALD_COMPONENTS_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| target_dir().join("wasm32-wasip2/release"))
+}
+
+/// A database of its own for one test.
+enum Database {
+    Sqlite,
+    Postgres { admin_url: String, name: String },
+}
+
+/// One running `rentald` with its own data directory and database.
+pub struct TestApp {
+    pub addr: SocketAddr,
+    pub client: reqwest::Client,
+    database_url: String,
+    data_dir: tempfile::TempDir,
+    database: Database,
+    child: Child,
+}
+
+/// Options for starting a server.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub backend: Backend,
+    /// Replace the components directory (e.g. with a hostile component as `listing.wasm`).
+    pub components_dir: Option<PathBuf>,
+    pub request_timeout_ms: u64,
+}
+
+impl Options {
+    pub fn new(backend: Backend) -> Self {
+        Self {
+            backend,
+            components_dir: None,
+            request_timeout_ms: 5_000,
+        }
+    }
+}
+
+/// Resolves every host name to the loopback address, so that `{tenant}.localhost` reaches the
+/// test server whatever the system resolver does with `.localhost`.
+struct Loopback;
+
+impl reqwest::dns::Resolve for Loopback {
+    fn resolve(&self, _name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        Box::pin(async {
+            let addrs: reqwest::dns::Addrs =
+                Box::new(std::iter::once(SocketAddr::from(([127, 0, 0, 1], 0))));
+            Ok(addrs)
+        })
+    }
+}
+
+pub fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .dns_resolver(Arc::new(Loopback))
+        .timeout(Duration::from_secs(30))
+        .build()
+        .expect("building the HTTP client")
+}
+
+impl TestApp {
+    /// Starts a server on a fresh database; `None` (after saying so loudly) when the backend is
+    /// PostgreSQL and no server is configured.
+    pub async fn spawn(options: Options) -> Option<Self> {
+        let data_dir = tempfile::tempdir().expect("temporary directory");
+        let (database_url, database) = match options.backend {
+            Backend::Sqlite => (
+                format!("sqlite://{}", data_dir.path().join("rentald.db").display()),
+                Database::Sqlite,
+            ),
+            Backend::Postgres => {
+                let Ok(admin_url) = std::env::var(POSTGRES_ENV) else {
+                    eprintln!("\n*** SKIPPED: PostgreSQL test ({POSTGRES_ENV} is not set) ***\n");
+                    return None;
+                };
+                let name = format!("rentald_test_{}", uuid::Uuid::new_v4().simple());
+                admin(&admin_url, &format!("CREATE DATABASE {name}"))
+                    .await
+                    .expect("creating the test database");
+                let url = with_database(&admin_url, &name);
+                (url, Database::Postgres { admin_url, name })
+            }
+        };
+        let components = options
+            .components_dir
+            .clone()
+            .unwrap_or_else(components_dir);
+        let cache = target_dir().join("test-component-cache");
+        let mut child = Command::new(rentald_bin())
+            .arg("--database-url")
+            .arg(&database_url)
+            .arg("--data-dir")
+            .arg(data_dir.path())
+            .arg("serve")
+            .arg("--listen")
+            .arg("127.0.0.1:0")
+            .arg("--base-domain")
+            .arg(BASE_DOMAIN)
+            .arg("--components-dir")
+            .arg(&components)
+            .arg("--cache-dir")
+            .arg(&cache)
+            .arg("--request-timeout-ms")
+            .arg(options.request_timeout_ms.to_string())
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(data_dir.path().join("rentald.log")).expect("log file"))
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap_or_else(|e| panic!("starting {}: {e}", rentald_bin().display()));
+        let stdout = child.stdout.take().expect("piped stdout");
+        let mut lines = BufReader::new(stdout).lines();
+        let addr = tokio::time::timeout(Duration::from_secs(120), async {
+            while let Some(line) = lines.next_line().await? {
+                if let Some(addr) = line.strip_prefix("listening on http://") {
+                    return Ok(addr.parse::<SocketAddr>()?);
+                }
+            }
+            anyhow::bail!("rentald exited before listening")
+        })
+        .await;
+        let addr = match addr {
+            Ok(Ok(addr)) => addr,
+            other => panic!(
+                "rentald did not start ({other:?}); its log:\n{}",
+                std::fs::read_to_string(data_dir.path().join("rentald.log")).unwrap_or_default()
+            ),
+        };
+        Some(Self {
+            addr,
+            client: client(),
+            database_url,
+            data_dir,
+            database,
+            child,
+        })
+    }
+
+    /// Runs an operator command against this server's database.
+    pub async fn cli(&self, args: &[&str], stdin: Option<&str>) -> std::process::Output {
+        let mut child = Command::new(rentald_bin())
+            .arg("--database-url")
+            .arg(&self.database_url)
+            .arg("--data-dir")
+            .arg(self.data_dir.path())
+            .args(args)
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("running rentald");
+        let mut input = child.stdin.take().expect("piped stdin");
+        input
+            .write_all(stdin.unwrap_or_default().as_bytes())
+            .await
+            .expect("writing stdin");
+        drop(input);
+        child.wait_with_output().await.expect("rentald output")
+    }
+
+    /// Runs an operator command that must succeed.
+    pub async fn cli_ok(&self, args: &[&str], stdin: Option<&str>) -> String {
+        let output = self.cli(args, stdin).await;
+        assert!(
+            output.status.success(),
+            "rentald {args:?} failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    pub async fn create_tenant(&self, slug: &str, demo: bool) {
+        let mut args = vec!["tenant", "create", slug];
+        if demo {
+            args.push("--demo");
+        }
+        self.cli_ok(&args, None).await;
+    }
+
+    pub async fn create_user(&self, tenant: &str, name: &str, permissions: &[&str]) {
+        let mut args = vec![
+            "user",
+            "create",
+            "--tenant",
+            tenant,
+            "--name",
+            name,
+            "--password-stdin",
+        ];
+        for p in permissions {
+            args.extend(["--permission", p]);
+        }
+        self.cli_ok(&args, Some(&format!("{PASSWORD}\n"))).await;
+    }
+
+    /// A tenant with a user holding every permission, and that user's token.
+    pub async fn tenant_with_token(&self, slug: &str, demo: bool) -> String {
+        self.create_tenant(slug, demo).await;
+        self.create_user(slug, "api", ALL_PERMISSIONS).await;
+        self.token(slug, "api", PASSWORD).await
+    }
+
+    pub fn url(&self, tenant: &str, path: &str) -> String {
+        format!("http://{tenant}.{BASE_DOMAIN}:{}{path}", self.addr.port())
+    }
+
+    /// POST /auth/token with form credentials.
+    pub async fn token_response(&self, tenant: &str, form: &[(&str, &str)]) -> reqwest::Response {
+        self.client
+            .post(self.url(tenant, "/auth/token"))
+            .form(form)
+            .send()
+            .await
+            .expect("token request")
+    }
+
+    pub async fn token(&self, tenant: &str, user: &str, password: &str) -> String {
+        let response = self
+            .token_response(
+                tenant,
+                &[
+                    ("grant_type", "client_credentials"),
+                    ("client_id", user),
+                    ("client_secret", password),
+                ],
+            )
+            .await;
+        assert_eq!(response.status(), 200, "token for {user}@{tenant}");
+        let body: Value = response.json().await.expect("token JSON");
+        body["access_token"]
+            .as_str()
+            .expect("access_token")
+            .to_owned()
+    }
+
+    /// GET with a bearer token.
+    pub async fn get(&self, tenant: &str, path: &str, token: &str) -> reqwest::Response {
+        self.client
+            .get(self.url(tenant, path))
+            .bearer_auth(token)
+            .send()
+            .await
+            .expect("GET")
+    }
+
+    /// GET that must answer 200 with JSON.
+    pub async fn get_json(&self, tenant: &str, path: &str, token: &str) -> Value {
+        let response = self.get(tenant, path, token).await;
+        let status = response.status();
+        let text = response.text().await.unwrap_or_default();
+        assert_eq!(status, 200, "GET {path}: {text}");
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("GET {path}: {e}: {text}"))
+    }
+
+    /// The server's log so far (for assertions and failure messages).
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.data_dir.path().join("rentald.log")).unwrap_or_default()
+    }
+
+    /// Whether the server process is still running.
+    pub fn is_running(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        let _ = self.child.start_kill();
+        if std::thread::panicking() {
+            eprintln!("--- rentald log ---\n{}", self.log());
+        }
+        if let Database::Postgres { admin_url, name } = &self.database {
+            let (admin_url, name) = (admin_url.clone(), name.clone());
+            // Drop the test database on a thread of its own: Drop cannot await.
+            let _ = std::thread::spawn(move || {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build();
+                if let Ok(runtime) = runtime {
+                    let _ = runtime.block_on(admin(
+                        &admin_url,
+                        &format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"),
+                    ));
+                }
+            })
+            .join();
+        }
+    }
+}
+
+async fn admin(url: &str, statement: &str) -> anyhow::Result<()> {
+    use sqlx::Connection as _;
+    let mut conn = sqlx::PgConnection::connect(url)
+        .await
+        .with_context(|| format!("connecting to {url}"))?;
+    sqlx::query(statement).execute(&mut conn).await?;
+    Ok(())
+}
+
+fn with_database(url: &str, name: &str) -> String {
+    let mut parsed = url::Url::parse(url).expect("a valid PostgreSQL URL");
+    parsed.set_path(&format!("/{name}"));
+    parsed.to_string()
+}
+
+/// Declares a test that runs once on SQLite and once on PostgreSQL (skipped, loudly, when no
+/// PostgreSQL is configured).
+#[macro_export]
+macro_rules! on_both_backends {
+    ($(async fn $name:ident($app:ident : TestApp) $body:block)*) => {
+        $(
+            mod $name {
+                #[allow(unused_imports)]
+                use super::*;
+
+                async fn run($app: $crate::TestApp) $body
+
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn sqlite() {
+                    let app = $crate::TestApp::spawn($crate::Options::new($crate::Backend::Sqlite)).await;
+                    run(app.expect("sqlite always runs")).await;
+                }
+
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn postgres() {
+                    if let Some(app) = $crate::TestApp::spawn($crate::Options::new($crate::Backend::Postgres)).await {
+                        run(app).await;
+                    }
+                }
+            }
+        )*
+    };
+}

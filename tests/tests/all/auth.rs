@@ -1,0 +1,355 @@
+//! POST /auth/token and the bearer checks (contract: "Authentication and authorization").
+
+use base64::Engine as _;
+use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use rentald_tests::{Backend, Options, PASSWORD, TestApp};
+use serde_json::{Value, json};
+
+async fn app() -> TestApp {
+    TestApp::spawn(Options::new(Backend::Sqlite))
+        .await
+        .expect("sqlite")
+}
+
+fn credentials<'a>(user: &'a str, password: &'a str) -> [(&'static str, &'a str); 3] {
+    [
+        ("grant_type", "client_credentials"),
+        ("client_id", user),
+        ("client_secret", password),
+    ]
+}
+
+fn claims_of(token: &str) -> Value {
+    let payload = token.split('.').nth(1).expect("a JWT");
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(payload)
+        .expect("base64url");
+    serde_json::from_slice(&bytes).expect("JSON claims")
+}
+
+#[tokio::test]
+async fn issues_a_bearer_token_for_client_credentials() {
+    let app = app().await;
+    app.create_tenant("acme", false).await;
+    app.create_user("acme", "api", &["bookings:read"]).await;
+    let response = app
+        .token_response("acme", &credentials("api", PASSWORD))
+        .await;
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.headers()["cache-control"], "no-store");
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["token_type"], "bearer");
+    assert_eq!(body["expires_in"], 86399);
+    let claims = claims_of(body["access_token"].as_str().unwrap());
+    assert_eq!(claims["tenant"], "acme");
+    assert_eq!(
+        claims["exp"].as_i64().unwrap() - claims["iat"].as_i64().unwrap(),
+        86399
+    );
+
+    // HTTP Basic client authentication (RFC 6749 section 2.3.1) works as well.
+    let response = app
+        .client
+        .post(app.url("acme", "/auth/token"))
+        .basic_auth("api", Some(PASSWORD))
+        .form(&[("grant_type", "client_credentials")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+}
+
+#[tokio::test]
+async fn token_errors_follow_rfc_6749() {
+    let app = app().await;
+    app.create_tenant("acme", false).await;
+    app.create_user("acme", "api", &["bookings:read"]).await;
+    app.create_user("acme", "gone", &["bookings:read"]).await;
+    app.create_user("acme", "web-only", &["bookings:read"])
+        .await;
+    app.cli_ok(
+        &[
+            "user",
+            "update",
+            "--tenant",
+            "acme",
+            "--name",
+            "gone",
+            "--enabled",
+            "false",
+            "--api-enabled",
+            "true",
+        ],
+        None,
+    )
+    .await;
+    app.cli_ok(
+        &[
+            "user",
+            "update",
+            "--tenant",
+            "acme",
+            "--name",
+            "web-only",
+            "--enabled",
+            "true",
+            "--api-enabled",
+            "false",
+        ],
+        None,
+    )
+    .await;
+
+    let missing = app
+        .token_response(
+            "acme",
+            &[("grant_type", "client_credentials"), ("client_id", "api")],
+        )
+        .await;
+    assert_eq!(missing.status(), 400);
+    assert_eq!(
+        missing.json::<Value>().await.unwrap(),
+        json!({"error": "invalid_request"})
+    );
+
+    let grant = app
+        .token_response(
+            "acme",
+            &[
+                ("grant_type", "password"),
+                ("client_id", "api"),
+                ("client_secret", PASSWORD),
+            ],
+        )
+        .await;
+    assert_eq!(grant.status(), 400);
+    assert_eq!(
+        grant.json::<Value>().await.unwrap(),
+        json!({"error": "unsupported_grant_type"})
+    );
+
+    // Unknown user, wrong password, disabled user, user not enabled for the API: one answer.
+    for (user, password) in [
+        ("nobody", PASSWORD),
+        ("api", "wrong"),
+        ("gone", PASSWORD),
+        ("web-only", PASSWORD),
+    ] {
+        let response = app
+            .token_response("acme", &credentials(user, password))
+            .await;
+        assert_eq!(response.status(), 401, "{user}");
+        assert_eq!(
+            response.json::<Value>().await.unwrap(),
+            json!({"error": "invalid_client"}),
+            "{user}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn repeated_failures_are_throttled() {
+    let app = app().await;
+    app.create_tenant("acme", false).await;
+    app.create_user("acme", "api", &["bookings:read"]).await;
+    let mut statuses = Vec::new();
+    for _ in 0..11 {
+        statuses.push(
+            app.token_response("acme", &credentials("api", "guess"))
+                .await
+                .status()
+                .as_u16(),
+        );
+    }
+    assert_eq!(&statuses[..10], &[401; 10]);
+    let refused = app
+        .token_response("acme", &credentials("api", PASSWORD))
+        .await;
+    assert_eq!(
+        refused.status(),
+        429,
+        "even the right password is refused while throttled"
+    );
+    let retry: u64 = refused.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(retry > 0);
+    // Another client_id is not affected.
+    app.create_user("acme", "other", &["bookings:read"]).await;
+    assert_eq!(
+        app.token_response("acme", &credentials("other", PASSWORD))
+            .await
+            .status(),
+        200
+    );
+}
+
+/// A token signed with a key the test set itself, to forge expired and cross-tenant tokens.
+async fn known_key(app: &TestApp, tenant: &str) -> Vec<u8> {
+    let key = [7u8; 32];
+    let encoded = base64::engine::general_purpose::STANDARD.encode(key);
+    app.cli_ok(
+        &["secret", "set", "--tenant", tenant, "jwt.signing_key"],
+        Some(&format!("{encoded}\n")),
+    )
+    .await;
+    key.to_vec()
+}
+
+fn forge(key: &[u8], claims: Value) -> String {
+    jsonwebtoken::encode(
+        &Header::new(Algorithm::HS256),
+        &claims,
+        &EncodingKey::from_secret(key),
+    )
+    .unwrap()
+}
+
+fn challenge(response: &reqwest::Response) -> String {
+    response
+        .headers()
+        .get("www-authenticate")
+        .map(|v| v.to_str().unwrap().to_owned())
+        .unwrap_or_default()
+}
+
+#[tokio::test]
+async fn bad_tokens_get_401_with_a_bearer_challenge() {
+    let app = app().await;
+    let token = app.tenant_with_token("acme", false).await;
+    let other_token = app.tenant_with_token("other", false).await;
+
+    let none = app
+        .client
+        .get(app.url("acme", "/api/cars"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(none.status(), 401);
+    let expected = format!(
+        "Bearer authorization_uri=\"https://acme.localhost:{port}/auth/token\", resource_id=\"https://acme.localhost:{port}/api\"",
+        port = app.addr.port()
+    );
+    assert_eq!(challenge(&none), expected);
+    assert!(none.bytes().await.unwrap().is_empty());
+
+    let mut tampered = token.clone().into_bytes();
+    let last = tampered.len() - 2;
+    tampered[last] = if tampered[last] == b'A' { b'B' } else { b'A' };
+    let tampered = String::from_utf8(tampered).unwrap();
+
+    let claims = claims_of(&token);
+    let header_none =
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(br#"{"alg":"none","typ":"JWT"}"#);
+    let body = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(claims.to_string());
+    let alg_none = format!("{header_none}.{body}.");
+
+    for (what, bad) in [
+        ("garbage", "not-a-token".to_owned()),
+        ("tampered", tampered),
+        ("alg none", alg_none),
+        ("other tenant", other_token),
+    ] {
+        let response = app.get("acme", "/api/cars", &bad).await;
+        assert_eq!(response.status(), 401, "{what}");
+        assert_eq!(
+            challenge(&response),
+            format!("{expected}, error=\"invalid_token\""),
+            "{what}"
+        );
+        assert!(response.bytes().await.unwrap().is_empty(), "{what}");
+    }
+
+    // Correctly signed, but expired or naming another tenant.
+    let key = known_key(&app, "acme").await;
+    let now = chrono::Utc::now().timestamp();
+    let sub = claims["sub"].clone();
+    let expired = forge(
+        &key,
+        json!({"iss": "rentald", "sub": sub, "tenant": "acme", "name": "api", "iat": now - 100_000, "exp": now - 10}),
+    );
+    let elsewhere = forge(
+        &key,
+        json!({"iss": "rentald", "sub": sub, "tenant": "other", "name": "api", "iat": now, "exp": now + 100}),
+    );
+    let fine = forge(
+        &key,
+        json!({"iss": "rentald", "sub": sub, "tenant": "acme", "name": "api", "iat": now, "exp": now + 100}),
+    );
+    assert_eq!(app.get("acme", "/api/cars", &expired).await.status(), 401);
+    assert_eq!(app.get("acme", "/api/cars", &elsewhere).await.status(), 401);
+    assert_eq!(
+        app.get("acme", "/api/cars", &fine).await.status(),
+        200,
+        "the forging itself is right"
+    );
+}
+
+#[tokio::test]
+async fn missing_permission_or_disabled_user_gets_403_without_body() {
+    let app = app().await;
+    app.create_tenant("acme", false).await;
+    app.create_user("acme", "reader", &["bookings:read"]).await;
+    let token = app.token("acme", "reader", PASSWORD).await;
+    assert_eq!(
+        app.get("acme", "/api/bookings/list", &token).await.status(),
+        200
+    );
+
+    let response = app.get("acme", "/api/cars", &token).await;
+    assert_eq!(response.status(), 403);
+    assert!(response.bytes().await.unwrap().is_empty());
+
+    app.cli_ok(
+        &[
+            "user",
+            "update",
+            "--tenant",
+            "acme",
+            "--name",
+            "reader",
+            "--enabled",
+            "false",
+            "--api-enabled",
+            "true",
+        ],
+        None,
+    )
+    .await;
+    let response = app.get("acme", "/api/bookings/list", &token).await;
+    assert_eq!(
+        response.status(),
+        403,
+        "a user disabled since the token was issued"
+    );
+    assert!(response.bytes().await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn tenants_may_ask_for_403_on_every_auth_failure() {
+    let app = app().await;
+    app.create_tenant("acme", false).await;
+    app.cli_ok(
+        &[
+            "setting",
+            "set",
+            "--tenant",
+            "acme",
+            "auth_failure_status",
+            "403",
+        ],
+        None,
+    )
+    .await;
+    let none = app
+        .client
+        .get(app.url("acme", "/api/cars"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(none.status(), 403);
+    assert!(none.headers().get("www-authenticate").is_none());
+    assert_eq!(app.get("acme", "/api/cars", "garbage").await.status(), 403);
+}

@@ -1,0 +1,160 @@
+//! What the host answers before any component runs: tenancy, routing, language, limits and the
+//! correlation id.
+
+use rentald_tests::{Backend, Options, TestApp};
+use serde_json::Value;
+
+async fn app() -> TestApp {
+    TestApp::spawn(Options::new(Backend::Sqlite))
+        .await
+        .expect("sqlite")
+}
+
+#[tokio::test]
+async fn tenants_come_from_the_host_header() {
+    let app = app().await;
+    let token = app.tenant_with_token("acme", false).await;
+
+    let unknown = app
+        .client
+        .get(app.url("nobody", "/api/cars"))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(unknown.status(), 404);
+    assert!(unknown.bytes().await.unwrap().is_empty());
+
+    let outside = app
+        .client
+        .get(format!("http://{}/api/cars", app.addr))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        outside.status(),
+        400,
+        "an IP address is not under the base domain"
+    );
+    assert!(outside.bytes().await.unwrap().is_empty());
+
+    let nested = app
+        .client
+        .get(format!(
+            "http://a.acme.localhost:{}/api/cars",
+            app.addr.port()
+        ))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(nested.status(), 400);
+}
+
+#[tokio::test]
+async fn unknown_paths_404_and_wrong_methods_405() {
+    let app = app().await;
+    let token = app.tenant_with_token("acme", false).await;
+    let response = app.get("acme", "/api/nothing-here", &token).await;
+    assert_eq!(response.status(), 404);
+    assert!(response.bytes().await.unwrap().is_empty());
+
+    let response = app
+        .client
+        .delete(app.url("acme", "/api/cars"))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 405);
+    assert_eq!(response.headers()["allow"], "GET");
+
+    let response = app
+        .client
+        .get(app.url("acme", "/auth/token"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 405);
+    assert_eq!(response.headers()["allow"], "POST");
+}
+
+#[tokio::test]
+async fn unsupported_language_is_error_6_with_the_correlation_id() {
+    let app = app().await;
+    let token = app.tenant_with_token("acme", false).await;
+    let response = app.get("acme", "/api/cars?language=fr", &token).await;
+    assert_eq!(response.status(), 400);
+    let header = response.headers()["x-correlation-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["ErrorCode"], 6);
+    assert_eq!(body["Id"], header.as_str());
+    assert!(body["ErrorMessage"].as_str().is_some_and(|m| !m.is_empty()));
+
+    for language in ["es-AR", "pt_BR", "EN", "es"] {
+        let response = app
+            .get("acme", &format!("/api/cars?language={language}"), &token)
+            .await;
+        assert_eq!(response.status(), 200, "{language}");
+        assert!(response.headers().contains_key("x-correlation-id"));
+    }
+}
+
+#[tokio::test]
+async fn error_messages_are_translated() {
+    let app = app().await;
+    let token = app.tenant_with_token("acme", false).await;
+    let mut messages = Vec::new();
+    for language in ["en", "es", "pt"] {
+        let body = app
+            .get(
+                "acme",
+                &format!("/api/bookings/closed?language={language}"),
+                &token,
+            )
+            .await;
+        assert_eq!(body.status(), 400);
+        let body: Value = body.json().await.unwrap();
+        assert_eq!(body["ErrorCode"], 98);
+        messages.push(body["ErrorMessage"].as_str().unwrap().to_owned());
+    }
+    assert_ne!(messages[0], messages[1]);
+    assert_ne!(messages[1], messages[2]);
+    assert!(
+        messages.iter().all(|m| m.contains("fromDate")),
+        "{messages:?}"
+    );
+}
+
+#[tokio::test]
+async fn bodies_over_one_mebibyte_get_413() {
+    let app = app().await;
+    let token = app.tenant_with_token("acme", false).await;
+    let response = app
+        .client
+        .get(app.url("acme", "/api/cars"))
+        .bearer_auth(&token)
+        .body(vec![b'x'; (1 << 20) + 1])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 413);
+}
+
+#[tokio::test]
+async fn health_and_readiness() {
+    let app = app().await;
+    for path in ["/healthz", "/readyz"] {
+        let response = app
+            .client
+            .get(format!("http://{}{path}", app.addr))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200, "{path}");
+    }
+}

@@ -1,0 +1,98 @@
+//! A misbehaving component costs one request, never the host or another tenant's request.
+
+use std::time::Duration;
+
+use rentald_tests::{Backend, Options, TestApp, components_dir};
+use serde_json::Value;
+
+/// A server whose `listing` component is the hostile test component, with a 1 s deadline.
+async fn hostile_app() -> (TestApp, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        components_dir().join("hostile.wasm"),
+        dir.path().join("listing.wasm"),
+    )
+    .expect("hostile.wasm is built by ./dev test");
+    let mut options = Options::new(Backend::Sqlite);
+    options.components_dir = Some(dir.path().to_path_buf());
+    options.request_timeout_ms = 1_000;
+    (TestApp::spawn(options).await.expect("sqlite"), dir)
+}
+
+async fn error_body(response: reqwest::Response) -> (u16, Value, String) {
+    let status = response.status().as_u16();
+    let header = response.headers()["x-correlation-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    (status, response.json().await.unwrap(), header)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn runaway_components_cost_one_request() {
+    let (mut app, _dir) = hostile_app().await;
+    let evil = app.tenant_with_token("evil", false).await;
+    let good = app.tenant_with_token("good", false).await;
+
+    for (behave, status, code) in [
+        ("loop", 503, 499),
+        ("alloc", 500, 99),
+        ("recurse", 500, 99),
+        ("panic", 500, 99),
+    ] {
+        let path = format!("/api/cars?behave={behave}");
+        let (runaway, bystander) = tokio::join!(app.get("evil", &path, &evil), async {
+            // Start the other tenant's request while the runaway one is running.
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            let response = app.get("good", "/api/cars", &good).await;
+            (response.status(), std::time::Instant::now())
+        });
+        let finished = std::time::Instant::now();
+        let (got, body, id) = error_body(runaway).await;
+        assert_eq!(
+            (got, body["ErrorCode"].as_i64()),
+            (status, Some(code)),
+            "{behave}: {body}"
+        );
+        assert_eq!(body["Id"], id.as_str(), "{behave}");
+        assert!(
+            !body["ErrorMessage"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("panicked"),
+            "{behave}: no panic text leaks"
+        );
+        assert_eq!(bystander.0, 200, "{behave}: the other tenant is served");
+        if behave == "loop" {
+            assert!(
+                bystander.1 < finished,
+                "the other tenant did not wait for the runaway request"
+            );
+        }
+        if status == 500 {
+            assert!(
+                app.log().contains(&id),
+                "{behave}: the correlation id is in the log"
+            );
+        }
+    }
+    assert!(app.is_running(), "the host survived");
+    assert_eq!(
+        app.get("evil", "/api/cars", &evil).await.status(),
+        200,
+        "and serves the same tenant again"
+    );
+}
+
+#[tokio::test]
+async fn a_component_only_sees_its_request_tenant() {
+    let (app, _dir) = hostile_app().await;
+    let full = app.tenant_with_token("full", true).await;
+    let empty = app.tenant_with_token("empty", false).await;
+    let seen_full = app.get_json("full", "/api/cars", &full).await;
+    let seen_empty = app.get_json("empty", "/api/cars", &empty).await;
+    assert_eq!(seen_full["tenant"], "full");
+    assert!(seen_full["bookings"].as_u64().unwrap() >= 60);
+    assert_eq!(seen_empty["tenant"], "empty");
+    assert_eq!(seen_empty["bookings"], 0);
+}
