@@ -10,6 +10,8 @@ pub mod admin;
 pub mod docs;
 pub mod keys;
 pub mod queue;
+#[cfg(test)]
+mod tests;
 
 use std::path::Path;
 use std::str::FromStr;

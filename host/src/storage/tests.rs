@@ -1,0 +1,418 @@
+//! The storage suite, run on SQLite and (when `RENTALD_TEST_DATABASE_URL` names a server) on
+//! PostgreSQL: both backends must keep the same promises.
+
+use std::collections::BTreeSet;
+
+use rental_domain::store::{Bound, KeyPart, KeyRange};
+
+use super::Storage;
+use super::docs::{Expect, Index, Mode, Range, Scan, StoreError};
+
+const POSTGRES_ENV: &str = "RENTALD_TEST_DATABASE_URL";
+
+/// A fresh database of each available backend; PostgreSQL databases are dropped at the end.
+struct Databases {
+    _dir: tempfile::TempDir,
+    stores: Vec<(&'static str, Storage)>,
+    postgres: Option<(String, String)>,
+}
+
+impl Databases {
+    async fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let sqlite = Storage::open(&format!("sqlite://{}", dir.path().join("t.db").display()))
+            .await
+            .unwrap();
+        let mut stores = vec![("sqlite", sqlite)];
+        let mut postgres = None;
+        match std::env::var(POSTGRES_ENV) {
+            Ok(admin_url) => {
+                let name = format!("rentald_unit_{}", uuid::Uuid::new_v4().simple());
+                sqlx::query(&format!("CREATE DATABASE {name}"))
+                    .execute(&admin_pool(&admin_url).await)
+                    .await
+                    .unwrap();
+                let mut url = url::Url::parse(&admin_url).unwrap();
+                url.set_path(&format!("/{name}"));
+                stores.push(("postgres", Storage::open(url.as_str()).await.unwrap()));
+                postgres = Some((admin_url, name));
+            }
+            Err(_) => eprintln!(
+                "\n*** SKIPPED: PostgreSQL storage tests ({POSTGRES_ENV} is not set) ***\n"
+            ),
+        }
+        for (_, store) in &stores {
+            for tenant in ["a", "b"] {
+                store.create_tenant(tenant).await.unwrap();
+            }
+        }
+        Self {
+            _dir: dir,
+            stores,
+            postgres,
+        }
+    }
+
+    async fn drop_all(self) {
+        for (_, store) in &self.stores {
+            store.pool().close().await;
+        }
+        if let Some((admin_url, name)) = self.postgres {
+            sqlx::query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+                .execute(&admin_pool(&admin_url).await)
+                .await
+                .unwrap();
+        }
+    }
+}
+
+async fn admin_pool(url: &str) -> sqlx::AnyPool {
+    sqlx::any::install_default_drivers();
+    sqlx::AnyPool::connect(url).await.unwrap()
+}
+
+fn index(name: &str, parts: Vec<KeyPart>) -> Index {
+    Index {
+        name: name.to_owned(),
+        parts,
+    }
+}
+
+fn range(lower: Option<Bound>, upper: Option<Bound>) -> Range {
+    Range {
+        collection: "things".to_owned(),
+        index: "n".to_owned(),
+        keys: KeyRange { lower, upper },
+    }
+}
+
+fn scan(range: Range, descending: bool, skip: u32, limit: u32) -> Scan {
+    Scan {
+        range,
+        descending,
+        skip,
+        limit,
+    }
+}
+
+async fn put(
+    store: &Storage,
+    tenant: &str,
+    id: &str,
+    n: i64,
+    expected: Expect,
+) -> Result<u64, StoreError> {
+    let mut tx = store.begin(tenant, Mode::ReadWrite).await.unwrap().unwrap();
+    let body = format!("{{\"n\":{n}}}");
+    let result = tx
+        .put(
+            "things",
+            id,
+            &body,
+            &[index(
+                "n",
+                vec![KeyPart::Int(n), KeyPart::Text(id.to_owned())],
+            )],
+            expected,
+        )
+        .await
+        .unwrap();
+    if result.is_ok() {
+        tx.commit().await.unwrap().unwrap();
+    }
+    result
+}
+
+#[tokio::test]
+async fn revisions_compare_and_swap() {
+    let dbs = Databases::new().await;
+    for (backend, store) in &dbs.stores {
+        assert_eq!(
+            put(store, "a", "x", 1, Expect::Absent).await,
+            Ok(1),
+            "{backend}"
+        );
+        assert_eq!(
+            put(store, "a", "x", 1, Expect::Absent).await,
+            Err(StoreError::Conflict),
+            "{backend}"
+        );
+        assert_eq!(
+            put(store, "a", "x", 2, Expect::Revision(1)).await,
+            Ok(2),
+            "{backend}"
+        );
+        assert_eq!(
+            put(store, "a", "x", 3, Expect::Revision(1)).await,
+            Err(StoreError::Conflict),
+            "{backend}"
+        );
+        assert_eq!(
+            put(store, "a", "x", 3, Expect::Any).await,
+            Ok(3),
+            "{backend}"
+        );
+        assert_eq!(
+            put(store, "a", "y", 9, Expect::Revision(1)).await,
+            Err(StoreError::Conflict),
+            "{backend}"
+        );
+
+        let mut tx = store.begin("a", Mode::ReadOnly).await.unwrap().unwrap();
+        let doc = tx.get("things", "x").await.unwrap().unwrap().unwrap();
+        assert_eq!(
+            (doc.revision, doc.body.as_str()),
+            (3, "{\"n\":3}"),
+            "{backend}"
+        );
+        assert_eq!(
+            tx.get("things", "y").await.unwrap().unwrap(),
+            None,
+            "{backend}"
+        );
+        let write = tx.put("things", "z", "{}", &[], Expect::Any).await.unwrap();
+        assert!(
+            matches!(write, Err(StoreError::Invalid(_))),
+            "{backend}: read-only refuses writes"
+        );
+    }
+    dbs.drop_all().await;
+}
+
+#[tokio::test]
+async fn indexes_are_replaced_and_ranges_are_prefixes() {
+    let dbs = Databases::new().await;
+    for (backend, store) in &dbs.stores {
+        for (id, n) in [("p", 1), ("q", 2), ("r", 2), ("s", 3), ("t", 4)] {
+            put(store, "a", id, n, Expect::Any).await.unwrap();
+        }
+        // Moving "t" from 4 to 5 leaves no entry under 4.
+        put(store, "a", "t", 5, Expect::Any).await.unwrap();
+        let mut tx = store.begin("a", Mode::ReadOnly).await.unwrap().unwrap();
+        let ids =
+            |docs: Vec<super::docs::Document>| docs.into_iter().map(|d| d.id).collect::<Vec<_>>();
+        let all = tx
+            .scan(&scan(range(None, None), false, 0, 100))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(ids(all), ["p", "q", "r", "s", "t"], "{backend}");
+        let twos = range(
+            Some(Bound::Inclusive(vec![KeyPart::Int(2)])),
+            Some(Bound::Inclusive(vec![KeyPart::Int(2)])),
+        );
+        assert_eq!(tx.count(&twos).await.unwrap().unwrap(), 2, "{backend}");
+        let after_two = range(Some(Bound::Exclusive(vec![KeyPart::Int(2)])), None);
+        let docs = tx
+            .scan(&scan(after_two, true, 0, 100))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            ids(docs),
+            ["t", "s"],
+            "{backend}: descending, strictly after 2"
+        );
+        let below_four = range(None, Some(Bound::Exclusive(vec![KeyPart::Int(4)])));
+        let docs = tx
+            .scan(&scan(below_four, false, 1, 2))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(ids(docs), ["q", "r"], "{backend}: skip and limit");
+        let four = range(
+            Some(Bound::Inclusive(vec![KeyPart::Int(4)])),
+            Some(Bound::Inclusive(vec![KeyPart::Int(4)])),
+        );
+        assert_eq!(
+            tx.count(&four).await.unwrap().unwrap(),
+            0,
+            "{backend}: the old entry is gone"
+        );
+        let keys = tx
+            .keys(&scan(range(None, None), false, 0, 2))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            keys[1].key,
+            vec![KeyPart::Int(2), KeyPart::Text("q".into())],
+            "{backend}"
+        );
+        let many = tx
+            .get_many("things", &["s".into(), "nope".into(), "p".into()])
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(ids(many), ["s", "p"], "{backend}: in the order asked");
+    }
+    dbs.drop_all().await;
+}
+
+#[tokio::test]
+async fn tenants_never_see_each_other() {
+    let dbs = Databases::new().await;
+    for (backend, store) in &dbs.stores {
+        put(store, "a", "x", 1, Expect::Absent).await.unwrap();
+        assert_eq!(
+            put(store, "b", "x", 7, Expect::Absent).await,
+            Ok(1),
+            "{backend}: same id, other tenant"
+        );
+        let mut tx = store.begin("b", Mode::ReadOnly).await.unwrap().unwrap();
+        assert_eq!(
+            tx.count(&range(None, None)).await.unwrap().unwrap(),
+            1,
+            "{backend}"
+        );
+        let doc = tx.get("things", "x").await.unwrap().unwrap().unwrap();
+        assert_eq!(doc.body, "{\"n\":7}", "{backend}");
+        let mut tx = store.begin("a", Mode::ReadWrite).await.unwrap().unwrap();
+        assert_eq!(tx.next_id("seq").await.unwrap().unwrap(), 1, "{backend}");
+        tx.commit().await.unwrap().unwrap();
+        let mut tx = store.begin("b", Mode::ReadWrite).await.unwrap().unwrap();
+        assert_eq!(
+            tx.next_id("seq").await.unwrap().unwrap(),
+            1,
+            "{backend}: sequences are per tenant"
+        );
+    }
+    dbs.drop_all().await;
+}
+
+#[tokio::test]
+async fn uncommitted_work_is_rolled_back_with_its_messages() {
+    let dbs = Databases::new().await;
+    for (backend, store) in &dbs.stores {
+        {
+            let mut tx = store.begin("a", Mode::ReadWrite).await.unwrap().unwrap();
+            tx.put("things", "ghost", "{}", &[], Expect::Any)
+                .await
+                .unwrap()
+                .unwrap();
+            assert!(
+                tx.publish("topic", "{\"lost\":true}", Some("k1"))
+                    .await
+                    .unwrap()
+                    .unwrap()
+            );
+            // Dropped without commit.
+        }
+        let mut tx = store.begin("a", Mode::ReadWrite).await.unwrap().unwrap();
+        assert_eq!(
+            tx.get("things", "ghost").await.unwrap().unwrap(),
+            None,
+            "{backend}"
+        );
+        assert!(
+            tx.publish("topic", "{\"kept\":1}", Some("k1"))
+                .await
+                .unwrap()
+                .unwrap(),
+            "{backend}"
+        );
+        assert!(
+            !tx.publish("topic", "{\"kept\":2}", Some("k1"))
+                .await
+                .unwrap()
+                .unwrap(),
+            "{backend}: deduplicated"
+        );
+        assert!(
+            tx.publish("topic", "{\"kept\":3}", None)
+                .await
+                .unwrap()
+                .unwrap(),
+            "{backend}"
+        );
+        tx.commit().await.unwrap().unwrap();
+        let messages = store.queue_messages("a", Some("topic")).await.unwrap();
+        let payloads: Vec<_> = messages.iter().map(|m| m.payload.to_string()).collect();
+        assert_eq!(payloads, ["{\"kept\":1}", "{\"kept\":3}"], "{backend}");
+        assert!(
+            store.queue_messages("b", None).await.unwrap().is_empty(),
+            "{backend}"
+        );
+    }
+    dbs.drop_all().await;
+}
+
+/// Many writers increment one counter with compare-and-swap: no update is lost, and every
+/// writer either commits or is told to retry.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_compare_and_swap_loses_nothing() {
+    let dbs = Databases::new().await;
+    for (backend, store) in &dbs.stores {
+        put(store, "a", "counter", 0, Expect::Absent).await.unwrap();
+        let tasks: Vec<_> = (0..16)
+            .map(|_| {
+                let store = store.clone();
+                tokio::spawn(async move {
+                    let mut tx = store.begin("a", Mode::ReadWrite).await.unwrap().unwrap();
+                    let doc = tx.get("things", "counter").await.unwrap().unwrap().unwrap();
+                    let n: i64 = doc
+                        .body
+                        .trim_start_matches("{\"n\":")
+                        .trim_end_matches('}')
+                        .parse()
+                        .unwrap();
+                    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                    let body = format!("{{\"n\":{}}}", n + 1);
+                    match tx
+                        .put(
+                            "things",
+                            "counter",
+                            &body,
+                            &[],
+                            Expect::Revision(doc.revision),
+                        )
+                        .await
+                        .unwrap()
+                    {
+                        Ok(_) => tx.commit().await.unwrap().is_ok(),
+                        Err(StoreError::Conflict) => false,
+                        Err(e) => panic!("{e}"),
+                    }
+                })
+            })
+            .collect();
+        let mut committed = 0;
+        for task in tasks {
+            committed += i64::from(task.await.unwrap());
+        }
+        let mut tx = store.begin("a", Mode::ReadOnly).await.unwrap().unwrap();
+        let doc = tx.get("things", "counter").await.unwrap().unwrap().unwrap();
+        assert!(committed >= 1, "{backend}");
+        assert_eq!(
+            doc.body,
+            format!("{{\"n\":{committed}}}"),
+            "{backend}: no lost update"
+        );
+        assert_eq!(doc.revision, 1 + committed as u64, "{backend}");
+    }
+    dbs.drop_all().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sequences_hand_out_each_value_once() {
+    let dbs = Databases::new().await;
+    for (backend, store) in &dbs.stores {
+        let tasks: Vec<_> = (0..20)
+            .map(|_| {
+                let store = store.clone();
+                tokio::spawn(async move {
+                    let mut tx = store.begin("a", Mode::ReadWrite).await.unwrap().unwrap();
+                    let id = tx.next_id("bookings").await.unwrap().unwrap();
+                    tx.commit().await.unwrap().unwrap();
+                    id
+                })
+            })
+            .collect();
+        let mut ids = BTreeSet::new();
+        for task in tasks {
+            assert!(ids.insert(task.await.unwrap()), "{backend}");
+        }
+        assert_eq!(ids, (1..=20).collect(), "{backend}");
+    }
+    dbs.drop_all().await;
+}
