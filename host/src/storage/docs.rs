@@ -123,10 +123,17 @@ impl Storage {
         }
     }
 
-    /// Writes records in one transaction (demo data, catalogue import).
+    /// Writes records in one transaction (demo data, catalogue import). Collections whose ids
+    /// are numbers get their id sequence (named like the collection) moved past the largest id
+    /// written, so that ids handed out later never collide with imported ones.
     pub async fn put_records(&self, tenant: &str, records: &[Record]) -> anyhow::Result<()> {
         let mut tx = self.begin(tenant, Mode::ReadWrite).await??;
+        let mut largest: std::collections::BTreeMap<&str, i64> = Default::default();
         for record in records {
+            if let Ok(id) = record.id.parse::<i64>() {
+                let max = largest.entry(record.collection).or_insert(id);
+                *max = (*max).max(id);
+            }
             let indexes: Vec<Index> = record
                 .indexes
                 .iter()
@@ -143,6 +150,9 @@ impl Storage {
                 Expect::Any,
             )
             .await??;
+        }
+        for (sequence, id) in largest {
+            tx.advance_sequence(sequence, id).await??;
         }
         tx.commit().await??;
         Ok(())
@@ -438,6 +448,24 @@ impl DocTransaction {
         .fetch_one(&mut *self.tx)
         .await);
         Ok(Ok(value))
+    }
+
+    /// Makes the sequence hand out values greater than `value` from now on.
+    pub async fn advance_sequence(&mut self, sequence: &str, value: i64) -> StoreResult<()> {
+        if let Err(e) = self.writable() {
+            return Ok(Err(e));
+        }
+        db!(sqlx::query(
+            "INSERT INTO sequences (tenant, name, value) VALUES ($1, $2, $3) \
+                 ON CONFLICT (tenant, name) DO UPDATE \
+                 SET value = CASE WHEN sequences.value > $3 THEN sequences.value ELSE $3 END",
+        )
+        .bind(&self.tenant)
+        .bind(sequence)
+        .bind(value)
+        .execute(&mut *self.tx)
+        .await);
+        Ok(Ok(()))
     }
 
     pub async fn publish(

@@ -413,6 +413,30 @@ async fn sequences_hand_out_each_value_once() {
             assert!(ids.insert(task.await.unwrap()), "{backend}");
         }
         assert_eq!(ids, (1..=20).collect(), "{backend}");
+
+        // Imported records move the sequence of their collection past their ids.
+        let record = |id: &str| rental_domain::store::Record {
+            collection: "imported",
+            id: id.to_owned(),
+            body: "{}".to_owned(),
+            indexes: Vec::new(),
+        };
+        store
+            .put_records("a", &[record("7"), record("41"), record("x")])
+            .await
+            .unwrap();
+        let mut tx = store.begin("a", Mode::ReadWrite).await.unwrap().unwrap();
+        assert_eq!(
+            tx.next_id("imported").await.unwrap().unwrap(),
+            42,
+            "{backend}"
+        );
+        tx.advance_sequence("imported", 10).await.unwrap().unwrap();
+        assert_eq!(
+            tx.next_id("imported").await.unwrap().unwrap(),
+            43,
+            "{backend}: never backwards"
+        );
     }
     dbs.drop_all().await;
 }
