@@ -55,6 +55,12 @@ enum TenantCommand {
         #[arg(long)]
         demo: bool,
     },
+    /// Enable or disable a tenant (a disabled tenant answers 404 to everything).
+    Update {
+        slug: String,
+        #[arg(long, value_name = "BOOL", action = clap::ArgAction::Set)]
+        enabled: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -137,6 +143,9 @@ impl Cli {
             Command::Serve(_) => run_server(config, storage).await,
             Command::Tenant(TenantCommand::Create { slug, demo }) => {
                 create_tenant(&storage, &slug, demo).await
+            }
+            Command::Tenant(TenantCommand::Update { slug, enabled }) => {
+                Ok(storage.set_tenant_enabled(&slug, enabled).await?)
             }
             Command::User(UserCommand::Create {
                 tenant,

@@ -56,6 +56,19 @@ impl Storage {
         Ok(())
     }
 
+    /// Enables or disables a tenant; a disabled tenant answers 404 to everything.
+    pub async fn set_tenant_enabled(&self, slug: &str, enabled: bool) -> Result<(), AdminError> {
+        let updated = sqlx::query("UPDATE tenants SET enabled = $2 WHERE slug = $1")
+            .bind(slug)
+            .bind(flag(enabled))
+            .execute(self.pool())
+            .await?;
+        if updated.rows_affected() == 0 {
+            return Err(AdminError::NoSuchTenant(slug.to_owned()));
+        }
+        Ok(())
+    }
+
     /// The tenant with its settings, or `None` when it does not exist.
     pub async fn tenant(&self, slug: &str) -> Result<Option<Tenant>, sqlx::Error> {
         let Some(row) = sqlx::query("SELECT enabled FROM tenants WHERE slug = $1")

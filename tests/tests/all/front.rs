@@ -158,3 +158,19 @@ async fn health_and_readiness() {
         assert_eq!(response.status(), 200, "{path}");
     }
 }
+
+#[tokio::test]
+async fn disabled_tenants_answer_404() {
+    let app = app().await;
+    let token = app.tenant_with_token("acme", false).await;
+    app.cli_ok(&["tenant", "update", "acme", "--enabled", "false"], None)
+        .await;
+    assert_eq!(app.get("acme", "/api/cars", &token).await.status(), 404);
+    let response = app
+        .token_response("acme", &[("grant_type", "client_credentials")])
+        .await;
+    assert_eq!(response.status(), 404);
+    app.cli_ok(&["tenant", "update", "acme", "--enabled", "true"], None)
+        .await;
+    assert_eq!(app.get("acme", "/api/cars", &token).await.status(), 200);
+}

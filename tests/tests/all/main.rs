@@ -3,6 +3,7 @@
 #![expect(clippy::unwrap_used, reason = "a failed unwrap is a failed test")]
 
 mod auth;
+mod cli;
 mod front;
 mod listing;
 mod sandbox;
