@@ -12,21 +12,29 @@
 //! Closed, running ones Delivered, future ones Reserved, Confirmed or Quoted, and a few of
 //! each are Canceled. Ids follow the creation date. Bookings last touched before auditing
 //! began (59 days ago) are legacy records without `UpdatedOn`.
+//!
+//! Bookings are priced by [`crate::pricing`] from the demo's own settings, read back the way
+//! the API reads them, so that their stored prices are the ones the API would compute.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, Datelike, FixedOffset, NaiveDate, NaiveTime, TimeDelta, Utc};
 use chrono_tz::Tz;
-use rust_decimal::{Decimal, RoundingStrategy};
+use rust_decimal::Decimal;
 use serde_json::json;
 
 use crate::collections::{BranchOfficeDoc, CustomerDoc};
 use crate::dates::start_of_day;
+use crate::error::ApiError;
 use crate::json::mask_card_number;
 use crate::models::{
-    Additional, AppliedCoverageBracket, Booking, BookingAdditional, BranchOffice, Car, CarPlate,
-    Category, CreditCard, Customer, Membership, Model, ModelAttribute, ModelBrand, Place,
-    PriceDetails, PriceItem, Tariff, TariffBracket,
+    Additional, Booking, BookingAdditional, BranchOffice, Car, CarPlate, Category, CreditCard,
+    Customer, Membership, Model, ModelAttribute, ModelBrand, Place, PriceDetails, Tariff,
+    TariffBracket,
+};
+use crate::pricing::{
+    self, LocalTimes, PriceItemType, PricingSettings, QuoteRequest, is_young_driver, office_zone,
+    select_tariff,
 };
 use crate::status::BookingStatus;
 use crate::store::{Record, Stored};
@@ -41,11 +49,23 @@ pub struct DemoTenant {
     pub records: Vec<Record>,
 }
 
+/// Why the demo tenant could not be built: never, with the demo's own tables and models.
+#[derive(Debug, thiserror::Error)]
+pub enum DemoError {
+    /// A document could not be serialized.
+    #[error("a demo document cannot be serialized: {0}")]
+    Serialize(#[from] serde_json::Error),
+    /// A setting or a booking was refused by the pricing rules.
+    #[error("a demo booking cannot be priced: {0}")]
+    Pricing(#[from] ApiError),
+}
+
 /// The demo tenant for the instant `now`: deterministic, the same `now` gives the same tenant.
 ///
-/// Errors: only when a document cannot be serialized, which the models never cause.
-pub fn demo_tenant(now: DateTime<Utc>) -> Result<DemoTenant, serde_json::Error> {
-    Demo::build(now).into_tenant()
+/// Errors: only when a document cannot be serialized or a booking cannot be priced, which the
+/// demo's tables never cause.
+pub fn demo_tenant(now: DateTime<Utc>) -> Result<DemoTenant, DemoError> {
+    Ok(Demo::build(now)?.into_tenant()?)
 }
 
 /// The tenant's IANA time zone.
@@ -53,7 +73,15 @@ const TIME_ZONE: Tz = chrono_tz::America::Argentina::Buenos_Aires;
 /// The currency of every amount.
 const CURRENCY: &str = "USD";
 /// Minutes after a whole day that are not charged as another day.
-const GRACE_MINUTES: i64 = 59;
+const GRACE_MINUTES: u32 = 59;
+/// Opening hours of every office (no demo rental starts or ends outside them).
+const OFFICE_HOURS: &str = "08:00-20:00";
+/// Surcharge for returning a car to another office (no demo rental does).
+const ONE_WAY_SURCHARGE: &str = "40.00";
+/// Surcharge per pick-up or return outside office hours.
+const OUT_OF_HOURS_SURCHARGE: &str = "15.00";
+/// Daily surcharge for drivers under 25.
+const YOUNG_DRIVER_SURCHARGE: &str = "6.00";
 /// Days before today when auditing began: bookings last touched earlier have no `UpdatedOn`.
 const AUDIT_START_DAYS_AGO: i64 = 59;
 /// The timeline of a car starts between this many days ago and 18 days later.
@@ -62,21 +90,6 @@ const TIMELINE_START_DAYS_AGO: i64 = 125;
 const HORIZON_DAYS: i64 = 40;
 /// Cars of the fleet.
 const CAR_COUNT: usize = 30;
-
-// Price line kinds (`PriceItem.Type`) and payers (`PriceItem.Payer`) the demo uses; the
-// interface does not show their values.
-/// Rental days, one line per tariff range applied.
-const LINE_RENTAL: i64 = 1;
-/// An additional.
-const LINE_ADDITIONAL: i64 = 2;
-/// A delivery or return place.
-const LINE_PLACE: i64 = 3;
-/// A surcharge (young driver).
-const LINE_SURCHARGE: i64 = 4;
-/// The customer pays the line.
-const PAYER_CUSTOMER: i64 = 1;
-/// The agency pays the line.
-const PAYER_AGENCY: i64 = 2;
 
 // Additional kinds (`Additional.Type`), not shown by the interface either.
 const ADDITIONAL_INSURANCE: i64 = 1;
@@ -91,8 +104,6 @@ const CHILD_SEAT: i64 = 4;
 const ADDITIONAL_DRIVER: i64 = 5;
 const SNOW_CHAINS: i64 = 6;
 
-/// Daily young-driver surcharge (customers under 25).
-const YOUNG_DRIVER_CENTS: i64 = 600;
 /// Share of the agency's part kept as sales commission.
 const AGENCY_COMMISSION_PERCENT: i64 = 10;
 /// Share of the customer's part paid as a deposit when booking.
@@ -114,7 +125,7 @@ fn degrees(ten_thousandths: i64) -> Decimal {
 
 /// An amount rounded to the currency's minor unit, half away from zero.
 fn round(amount: Decimal) -> Decimal {
-    amount.round_dp_with_strategy(2, RoundingStrategy::MidpointAwayFromZero)
+    pricing::round_money(amount, pricing::minor_units(CURRENCY))
 }
 
 fn text(value: &str) -> Option<String> {
@@ -1052,8 +1063,43 @@ struct Demo {
     bookings: Vec<Booking>,
 }
 
+/// The tenant's settings, as `(key, value)`.
+fn settings() -> Vec<(String, String)> {
+    [
+        ("time_zone", TIME_ZONE.name().to_owned()),
+        ("default_language", "es".to_owned()),
+        ("availability_mode", "model".to_owned()),
+        (pricing::setting::CURRENCY, CURRENCY.to_owned()),
+        (pricing::setting::GRACE_MINUTES, GRACE_MINUTES.to_string()),
+        (pricing::setting::OFFICE_HOURS, OFFICE_HOURS.to_owned()),
+        (pricing::setting::ONE_WAY, ONE_WAY_SURCHARGE.to_owned()),
+        (
+            pricing::setting::OUT_OF_HOURS,
+            OUT_OF_HOURS_SURCHARGE.to_owned(),
+        ),
+        (
+            pricing::setting::YOUNG_DRIVER,
+            YOUNG_DRIVER_SURCHARGE.to_owned(),
+        ),
+    ]
+    .into_iter()
+    .map(|(key, value)| (key.to_owned(), value))
+    .collect()
+}
+
+/// The pricing settings of [`settings`], read as the API reads a tenant's.
+fn pricing_settings() -> Result<PricingSettings, ApiError> {
+    let settings = settings();
+    Ok(PricingSettings::from_lookup(|key| {
+        settings
+            .iter()
+            .find(|(name, _)| name == key)
+            .map(|(_, value)| value.clone())
+    })?)
+}
+
 impl Demo {
-    fn build(now: DateTime<Utc>) -> Self {
+    fn build(now: DateTime<Utc>) -> Result<Self, ApiError> {
         let clock = Clock::new(now);
         let offices = offices();
         let (categories, models) = categories_and_models();
@@ -1072,22 +1118,12 @@ impl Demo {
             customers,
             bookings: Vec::new(),
         };
-        demo.bookings = bookings(&demo, &clock, plans);
-        demo
+        demo.bookings = bookings(&demo, &clock, &pricing_settings()?, plans)?;
+        Ok(demo)
     }
 
     fn into_tenant(self) -> Result<DemoTenant, serde_json::Error> {
-        let settings = [
-            ("time_zone", TIME_ZONE.name().to_owned()),
-            ("default_language", "es".to_owned()),
-            ("availability_mode", "model".to_owned()),
-            ("currency", CURRENCY.to_owned()),
-            ("grace_minutes", GRACE_MINUTES.to_string()),
-        ]
-        .into_iter()
-        .map(|(key, value)| (key.to_owned(), value))
-        .collect();
-
+        let settings = settings();
         let mut records = Vec::new();
         for office in &self.offices {
             records.push(office.record()?);
@@ -1731,19 +1767,13 @@ fn plans(clock: &Clock) -> Vec<Plan> {
     plans
 }
 
-/// Rental days from `from` to `to`: whole days, one more when the rest exceeds the grace
-/// period; at least 1.
-fn rental_days(from: DateTime<FixedOffset>, to: DateTime<FixedOffset>) -> i64 {
-    let minutes = (to - from).num_minutes();
-    let mut days = minutes / (24 * 60);
-    if minutes % (24 * 60) > GRACE_MINUTES {
-        days += 1;
-    }
-    days.max(1)
-}
-
 /// The bookings of the plans, in order: Ids from 1.
-fn bookings(demo: &Demo, clock: &Clock, plans: Vec<Plan>) -> Vec<Booking> {
+fn bookings(
+    demo: &Demo,
+    clock: &Clock,
+    settings: &PricingSettings,
+    plans: Vec<Plan>,
+) -> Result<Vec<Booking>, ApiError> {
     let audit_start = clock.at(-AUDIT_START_DAYS_AGO, 0, 0);
     let mut used = BTreeSet::new();
     plans
@@ -1757,116 +1787,18 @@ fn bookings(demo: &Demo, clock: &Clock, plans: Vec<Plan>) -> Vec<Booking> {
                 }
                 instant
             });
-            booking(demo, id, &plan, updated_on)
+            booking(demo, settings, id, &plan, updated_on)
         })
         .collect()
 }
 
-/// Price lines of a booking and their sums.
-struct Pricing {
-    items: Vec<PriceItem>,
-    customer: Decimal,
-    agency: Decimal,
-    rental: Decimal,
-    first_rate: Decimal,
-    last_rate: Decimal,
-}
-
-impl Pricing {
-    fn new() -> Self {
-        Self {
-            items: Vec::new(),
-            customer: Decimal::ZERO,
-            agency: Decimal::ZERO,
-            rental: Decimal::ZERO,
-            first_rate: Decimal::ZERO,
-            last_rate: Decimal::ZERO,
-        }
-    }
-
-    #[expect(clippy::too_many_arguments, reason = "the fields of one price line")]
-    fn line(
-        &mut self,
-        kind: i64,
-        type_id: i64,
-        description: String,
-        unit_price: Decimal,
-        quantity: i64,
-        payer: i64,
-        tariff_name: Option<String>,
-        brackets: Option<(i64, i64)>,
-    ) -> Decimal {
-        let price = round(unit_price * Decimal::from(quantity));
-        if payer == PAYER_AGENCY {
-            self.agency += price;
-        } else {
-            self.customer += price;
-        }
-        self.items.push(PriceItem {
-            id: self.items.len() as i64 + 1,
-            is_booking_price: true,
-            description: Some(description),
-            price,
-            kind,
-            type_id,
-            unit_price,
-            quantity,
-            payer,
-            tariff_name,
-            applied_coverage_brackets: brackets.map(|(days_from, days_to)| {
-                vec![AppliedCoverageBracket {
-                    days_from,
-                    days_to,
-                    amount: price,
-                }]
-            }),
-        });
-        price
-    }
-
-    /// One rental line per range of the tariff the rental reaches; the last range also takes
-    /// any day beyond it.
-    fn rental(&mut self, tariff: &Tariff, days: i64, payer: i64) {
-        let count = tariff.brackets.len();
-        for (position, bracket) in tariff.brackets.iter().enumerate() {
-            if days < bracket.days_from {
-                break;
-            }
-            let last_day = if position + 1 == count {
-                days
-            } else {
-                days.min(bracket.days_to)
-            };
-            let quantity = last_day - bracket.days_from + 1;
-            if self.rental.is_zero() {
-                self.first_rate = bracket.daily_amount;
-            }
-            self.last_rate = bracket.daily_amount;
-            let price = self.line(
-                LINE_RENTAL,
-                tariff.id,
-                format!("{} - días {} a {last_day}", tariff.name, bracket.days_from),
-                bracket.daily_amount,
-                quantity,
-                payer,
-                Some(tariff.name.clone()),
-                Some((bracket.days_from, bracket.days_to)),
-            );
-            self.rental += price;
-        }
-    }
-
-    fn total(&self) -> Decimal {
-        self.customer + self.agency
-    }
-}
-
 fn booking(
     demo: &Demo,
+    settings: &PricingSettings,
     id: i64,
     plan: &Plan,
     updated_on: Option<DateTime<FixedOffset>>,
-) -> Booking {
+) -> Result<Booking, ApiError> {
     let c = plan.car as i64;
     let k = plan.seq as i64;
     let car = &demo.cars[plan.car];
@@ -1880,15 +1812,7 @@ fn booking(
             ..category.clone()
         })
         .unwrap_or_default();
-    let tariff = demo
-        .tariffs
-        .iter()
-        .find(|tariff| tariff.model_id == Some(model.id))
-        .or_else(|| {
-            demo.tariffs
-                .iter()
-                .find(|tariff| tariff.model_id.is_none() && tariff.category_id == category.id)
-        });
+    let tariff = select_tariff(&demo.tariffs, category.id, Some(model.id));
     let office = &demo.offices[plan.car % ACTIVE_OFFICES].office;
     let places = &office.places;
     let delivery_place = places[(plan.car + plan.seq) % places.len()].clone();
@@ -1900,7 +1824,10 @@ fn booking(
     let customer = demo.customers[((c * 5 + k * 3) % 23) as usize]
         .customer
         .clone();
-    let over25 = customer.age.is_none_or(|age| age >= 25);
+    let zone = office_zone(office, TIME_ZONE);
+    let young_driver = customer
+        .birth_date
+        .is_some_and(|birth| is_young_driver(birth.date_naive(), plan.from, zone));
     let through_agency = (c + k * 5) % 6 == 5;
     let (origin, user) = if through_agency {
         ("Agencia", "viajesdelsur.api".to_owned())
@@ -1925,102 +1852,70 @@ fn booking(
         _ => user,
     };
 
-    let days = rental_days(plan.from, plan.to);
-    let mut pricing = Pricing::new();
-    let rental_payer = if through_agency {
-        PAYER_AGENCY
-    } else {
-        PAYER_CUSTOMER
-    };
-    if let Some(tariff) = tariff {
-        pricing.rental(tariff, days, rental_payer);
-    }
-
-    let mut taken: Vec<(i64, i64)> = vec![(BASIC_INSURANCE, 1)];
+    // Optional additionals; the required basic insurance is added by the pricing rules.
+    let mut requested: Vec<(i64, i64)> = Vec::new();
     if (c + k) % 7 == 3 {
-        taken.push((FULL_INSURANCE, 1));
+        requested.push((FULL_INSURANCE, 1));
     }
     if (c + k) % 4 == 0 {
-        taken.push((GPS, 1));
+        requested.push((GPS, 1));
     }
     if (c * 2 + k) % 5 == 1 {
-        taken.push((CHILD_SEAT, 1 + (c + k) % 2));
+        requested.push((CHILD_SEAT, 1 + (c + k) % 2));
     }
     if (c + 3 * k) % 6 == 2 {
-        taken.push((ADDITIONAL_DRIVER, 1));
+        requested.push((ADDITIONAL_DRIVER, 1));
     }
     if office.id == 3 && (c + k) % 3 == 0 {
-        taken.push((SNOW_CHAINS, 1));
+        requested.push((SNOW_CHAINS, 1));
     }
-    let mut additionals = Vec::new();
-    for (additional_id, quantity) in taken {
-        let Some(additional) = demo.additionals.iter().find(|a| a.id == additional_id) else {
-            continue;
-        };
-        let (units, description) = if additional.is_price_by_day {
-            (
-                quantity * days,
-                format!("{} x{quantity} ({days} días)", additional.name),
-            )
-        } else {
-            (quantity, format!("{} x{quantity}", additional.name))
-        };
-        pricing.line(
-            LINE_ADDITIONAL,
-            additional.id,
-            description,
-            additional.price,
-            units,
-            PAYER_CUSTOMER,
-            None,
-            None,
-        );
-        additionals.push(BookingAdditional {
-            additional: additional.clone(),
+    let requested: Vec<BookingAdditional> = requested
+        .into_iter()
+        .map(|(id, quantity)| BookingAdditional {
+            additional: Additional {
+                id,
+                ..Additional::default()
+            },
             quantity,
-        });
-    }
-    for (place, verb) in [(&delivery_place, "Entrega"), (&return_place, "Devolución")] {
-        if !place.price.is_zero() {
-            pricing.line(
-                LINE_PLACE,
-                place.id,
-                format!("{verb} en {}", place.name),
-                place.price,
-                1,
-                PAYER_CUSTOMER,
-                None,
-                None,
-            );
-        }
-    }
-    if !over25 {
-        pricing.line(
-            LINE_SURCHARGE,
-            1,
-            "Recargo conductor menor de 25 años".to_owned(),
-            money(YOUNG_DRIVER_CENTS),
-            days,
-            PAYER_CUSTOMER,
-            None,
-            None,
-        );
-    }
+        })
+        .collect();
+    let quote = pricing::quote(
+        &QuoteRequest {
+            from_date: plan.from,
+            to_date: plan.to,
+            tariff,
+            requested_additionals: &requested,
+            catalogue: &demo.additionals,
+            delivery_place: &delivery_place,
+            return_place: &return_place,
+            local_times: LocalTimes::at_offices(plan.from, plan.to, zone, zone),
+            young_driver,
+            has_agency: through_agency,
+        },
+        settings,
+    )?;
+    // `ExtraDayRate`: the daily amount of the last tariff bracket the rental reaches.
+    let extra_day_rate = quote
+        .lines
+        .iter()
+        .rev()
+        .find(|line| line.kind == PriceItemType::Rental.code())
+        .map_or(quote.daily_rate, |line| line.unit_price);
 
-    let price = pricing.total();
-    let deposit = round(pricing.customer * Decimal::new(DEPOSIT_PERCENT, 2));
+    let price = quote.price;
+    let deposit = round(quote.customer_price * Decimal::new(DEPOSIT_PERCENT, 2));
     let (payed_by_customer, payed_by_agency) = match plan.status {
         BookingStatus::Quoted | BookingStatus::Canceled => (Decimal::ZERO, Decimal::ZERO),
         BookingStatus::Reserved if (c + k) % 2 == 0 => (deposit, Decimal::ZERO),
         BookingStatus::Reserved => (Decimal::ZERO, Decimal::ZERO),
         BookingStatus::Delivered if (c + k) % 3 == 0 => (deposit, Decimal::ZERO),
         BookingStatus::Confirmed | BookingStatus::Delivered | BookingStatus::Closed => {
-            (pricing.customer, pricing.agency)
+            (quote.customer_price, quote.agency_price)
         }
     };
     let total_payed = payed_by_customer + payed_by_agency;
-    let commission = round(pricing.agency * Decimal::new(AGENCY_COMMISSION_PERCENT, 2));
-    let days_decimal = Decimal::from(days);
+    let commission = round(quote.agency_price * Decimal::new(AGENCY_COMMISSION_PERCENT, 2));
+    let days = quote.total_days;
     let unlimited = category.id >= 3;
     let distance_by_day = if unlimited { 0 } else { 250 };
     let flight = |place: &Place, offset: i64| {
@@ -2041,7 +1936,7 @@ fn booking(
         );
     }
 
-    Booking {
+    Ok(Booking {
         id,
         version: text("1"),
         customer,
@@ -2055,16 +1950,12 @@ fn booking(
         category,
         from_date: plan.from,
         to_date: plan.to,
-        total_days_string: if days == 1 {
-            "1 día".to_owned()
-        } else {
-            format!("{days} días")
-        },
-        total_days: days_decimal,
+        total_days_string: quote.total_days_string,
+        total_days: Decimal::from(days),
         price,
-        agency_price: pricing.agency,
-        customer_price: pricing.customer,
-        currency: CURRENCY.to_owned(),
+        agency_price: quote.agency_price,
+        customer_price: quote.customer_price,
+        currency: quote.currency.clone(),
         franchise: model.franchise,
         franchise_damage: model.franchise_damage,
         franchise_rollover: model.franchise_rollover,
@@ -2076,9 +1967,9 @@ fn booking(
         distance_unit: "km".to_owned(),
         has_franchise_modifiers: false,
         will_leave_country: None,
-        average_day_price: round(pricing.rental / days_decimal),
-        price_items: pricing.items.clone(),
-        additionals,
+        average_day_price: quote.average_day_price,
+        price_items: quote.lines,
+        additionals: quote.additionals,
         available_promotions: None,
         current_status: plan.status,
         current_status_date: plan.status_date,
@@ -2086,16 +1977,16 @@ fn booking(
         return_transportation_id: flight(&return_place, 1),
         delivery_place,
         return_place,
-        is_customer_over25: over25,
+        is_customer_over25: !young_driver,
         external_system_id: None,
         prepaid_amount: Decimal::ZERO,
         elegible_sipp_code_upgrade: None,
         attributes,
         exchange_rate: None,
-        daily_rate: pricing.first_rate,
-        hourly_rate: round(pricing.first_rate / Decimal::from(4)),
-        extra_day_rate: pricing.last_rate,
-        extra_hour_rate: round(pricing.last_rate / Decimal::from(4)),
+        daily_rate: quote.daily_rate,
+        hourly_rate: round(quote.daily_rate / Decimal::from(4)),
+        extra_day_rate,
+        extra_hour_rate: round(extra_day_rate / Decimal::from(4)),
         rate_plan: None,
         is_on_request: false,
         delivery_info: None,
@@ -2114,15 +2005,15 @@ fn booking(
         is_transfer: false,
         price_details: PriceDetails {
             price,
-            customer_price: pricing.customer,
-            agency_price: pricing.agency,
+            customer_price: quote.customer_price,
+            agency_price: quote.agency_price,
             sales_commission: commission,
-            currency: CURRENCY.to_owned(),
+            currency: quote.currency,
         },
         is_self_checkin: false,
         links: None,
         code: Some(format!("DEMO-{id:06}")),
-    }
+    })
 }
 
 #[cfg(test)]
@@ -2130,6 +2021,9 @@ mod tests {
     use std::collections::{BTreeMap, BTreeSet};
 
     use super::*;
+    use crate::pricing::Payer;
+
+    const RENTAL: i64 = PriceItemType::Rental.code();
 
     fn now() -> DateTime<Utc> {
         DateTime::parse_from_rfc3339("2026-03-15T14:27:31.123456Z")
@@ -2138,7 +2032,7 @@ mod tests {
     }
 
     fn demo() -> Demo {
-        Demo::build(now())
+        Demo::build(now()).unwrap()
     }
 
     fn holds_car(booking: &Booking) -> bool {
@@ -2420,7 +2314,7 @@ mod tests {
         for booking in &demo.bookings {
             let id = booking.id;
             let lines = &booking.price_items;
-            assert!(lines.iter().any(|l| l.kind == LINE_RENTAL), "{id}");
+            assert!(lines.iter().any(|l| l.kind == RENTAL), "{id}");
             let sum: Decimal = lines.iter().map(|l| l.price).sum();
             assert_eq!(sum, booking.price, "{id}");
             let by = |payer| -> Decimal {
@@ -2430,8 +2324,8 @@ mod tests {
                     .map(|l| l.price)
                     .sum()
             };
-            assert_eq!(by(PAYER_CUSTOMER), booking.customer_price, "{id}");
-            assert_eq!(by(PAYER_AGENCY), booking.agency_price, "{id}");
+            assert_eq!(by(Payer::Customer.code()), booking.customer_price, "{id}");
+            assert_eq!(by(Payer::Agency.code()), booking.agency_price, "{id}");
             assert_eq!(booking.customer_price + booking.agency_price, booking.price);
             for line in lines {
                 assert_eq!(line.price, line.unit_price * Decimal::from(line.quantity));
@@ -2439,7 +2333,7 @@ mod tests {
             }
             let rental_days: i64 = lines
                 .iter()
-                .filter(|l| l.kind == LINE_RENTAL)
+                .filter(|l| l.kind == RENTAL)
                 .map(|l| l.quantity)
                 .sum();
             assert_eq!(Decimal::from(rental_days), booking.total_days, "{id}");
@@ -2464,11 +2358,48 @@ mod tests {
 
     #[test]
     fn rental_days_round_up_after_the_grace_period() {
+        let grace = pricing_settings().unwrap().grace_minutes;
         let at = |value: &str| DateTime::parse_from_rfc3339(value).unwrap();
         let from = at("2026-03-01T10:00:00-03:00");
-        assert_eq!(rental_days(from, at("2026-03-01T12:00:00-03:00")), 1);
-        assert_eq!(rental_days(from, at("2026-03-04T10:59:00-03:00")), 3);
-        assert_eq!(rental_days(from, at("2026-03-04T11:00:00-03:00")), 4);
+        let days = |to| pricing::rental_days(from, at(to), grace).unwrap();
+        assert_eq!(days("2026-03-01T12:00:00-03:00"), 1);
+        assert_eq!(days("2026-03-04T10:59:00-03:00"), 3);
+        assert_eq!(days("2026-03-04T11:00:00-03:00"), 4);
+    }
+
+    #[test]
+    fn pricing_settings_are_the_tenant_settings_read_back() {
+        let settings = pricing_settings().unwrap();
+        assert_eq!(settings.grace_minutes, 59);
+        assert_eq!(settings.currency.as_deref(), Some("USD"));
+        assert_eq!(settings.office_hours.to_string(), "08:00-20:00");
+        assert_eq!(settings.surcharges.one_way, Decimal::new(4_000, 2));
+        assert_eq!(settings.surcharges.out_of_hours, Decimal::new(1_500, 2));
+        assert_eq!(settings.surcharges.young_driver, Decimal::new(600, 2));
+    }
+
+    #[test]
+    fn young_drivers_pay_the_daily_surcharge() {
+        let demo = demo();
+        let young: Vec<&Booking> = demo
+            .bookings
+            .iter()
+            .filter(|b| !b.is_customer_over25)
+            .collect();
+        assert!(young.len() >= 2, "{}", young.len());
+        for booking in &demo.bookings {
+            let surcharge: Vec<_> = booking
+                .price_items
+                .iter()
+                .filter(|l| l.kind == PriceItemType::Surcharge.code())
+                .collect();
+            if booking.is_customer_over25 {
+                assert!(surcharge.is_empty(), "{}", booking.id);
+            } else {
+                assert_eq!(surcharge.len(), 1, "{}", booking.id);
+                assert_eq!(Decimal::from(surcharge[0].quantity), booking.total_days);
+            }
+        }
     }
 
     #[test]
@@ -2521,6 +2452,7 @@ mod tests {
     fn the_shape_does_not_depend_on_the_time_of_day() {
         let shape = |now: DateTime<Utc>| -> Vec<(i64, BookingStatus, bool, String)> {
             Demo::build(now)
+                .unwrap()
                 .bookings
                 .iter()
                 .map(|b| {

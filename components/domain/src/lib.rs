@@ -23,6 +23,7 @@ pub mod i18n;
 pub mod json;
 pub mod models;
 pub mod paging;
+pub mod pricing;
 pub mod status;
 pub mod store;
 
