@@ -361,49 +361,52 @@ impl DocTransaction {
         Ok(Ok(()))
     }
 
-    pub async fn scan(&mut self, scan: &Scan) -> StoreResult<Vec<Document>> {
+    /// The rows of a scan in index order: `columns` of `doc_index i`, joined to `documents d`
+    /// when `with_documents`, at most `cap` of them whatever the scan asks.
+    async fn range_rows(
+        &mut self,
+        scan: &Scan,
+        columns: &str,
+        with_documents: bool,
+        cap: u32,
+    ) -> Result<Vec<AnyRow>, sqlx::Error> {
         let (lo, hi) = scan.range.interval();
+        let join = if with_documents {
+            "JOIN documents d ON d.tenant = i.tenant AND d.collection = i.collection \
+                 AND d.id = i.doc_id"
+        } else {
+            ""
+        };
         let sql = format!(
-            "SELECT d.id, d.revision, d.body FROM doc_index i \
-             JOIN documents d ON d.tenant = i.tenant AND d.collection = i.collection \
-                 AND d.id = i.doc_id \
+            "SELECT {columns} FROM doc_index i {join} \
              WHERE i.tenant = $1 AND i.collection = $2 AND i.index_name = $3 \
                  AND i.key >= $4 AND i.key < $5 \
              ORDER BY i.key {dir}, i.doc_id {dir} LIMIT $6 OFFSET $7",
             dir = if scan.descending { "DESC" } else { "ASC" }
         );
-        let rows = db!(sqlx::query(&sql)
+        sqlx::query(&sql)
             .bind(&self.tenant)
             .bind(&scan.range.collection)
             .bind(&scan.range.index)
             .bind(lo)
             .bind(hi)
-            .bind(i64::from(scan.limit.min(MAX_SCAN)))
+            .bind(i64::from(scan.limit.min(cap)))
             .bind(i64::from(scan.skip))
             .fetch_all(&mut *self.tx)
+            .await
+    }
+
+    pub async fn scan(&mut self, scan: &Scan) -> StoreResult<Vec<Document>> {
+        let rows = db!(self
+            .range_rows(scan, "d.id, d.revision, d.body", true, MAX_SCAN)
             .await);
         let docs: Result<Vec<_>, _> = rows.iter().map(document).collect();
         Ok(Ok(db!(docs)))
     }
 
     pub async fn keys(&mut self, scan: &Scan) -> StoreResult<Vec<Entry>> {
-        let (lo, hi) = scan.range.interval();
-        let sql = format!(
-            "SELECT doc_id, key FROM doc_index \
-             WHERE tenant = $1 AND collection = $2 AND index_name = $3 \
-                 AND key >= $4 AND key < $5 \
-             ORDER BY key {dir}, doc_id {dir} LIMIT $6 OFFSET $7",
-            dir = if scan.descending { "DESC" } else { "ASC" }
-        );
-        let rows = db!(sqlx::query(&sql)
-            .bind(&self.tenant)
-            .bind(&scan.range.collection)
-            .bind(&scan.range.index)
-            .bind(lo)
-            .bind(hi)
-            .bind(i64::from(scan.limit.min(MAX_KEYS)))
-            .bind(i64::from(scan.skip))
-            .fetch_all(&mut *self.tx)
+        let rows = db!(self
+            .range_rows(scan, "i.doc_id, i.key", false, MAX_KEYS)
             .await);
         let mut entries = Vec::with_capacity(rows.len());
         for row in &rows {
