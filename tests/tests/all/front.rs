@@ -174,3 +174,25 @@ async fn disabled_tenants_answer_404() {
         .await;
     assert_eq!(app.get("acme", "/api/cars", &token).await.status(), 200);
 }
+
+#[tokio::test]
+async fn speaks_http2_with_prior_knowledge() {
+    let app = app().await;
+    let token = app.tenant_with_token("acme", false).await;
+    let client = reqwest::Client::builder()
+        .http2_prior_knowledge()
+        .resolve(
+            "acme.localhost",
+            std::net::SocketAddr::from(([127, 0, 0, 1], app.addr.port())),
+        )
+        .build()
+        .unwrap();
+    let response = client
+        .get(app.url("acme", "/api/cars"))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.version(), reqwest::Version::HTTP_2);
+    assert_eq!(response.status(), 200);
+}
