@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::models::{
     Additional, Booking, BookingComment, BranchOffice, Car, Category, Customer, Model, Tariff,
 };
+use crate::payments::PaymentRecord;
 use crate::status::BookingStatus;
 use crate::store::{Bound, IndexKey, KeyPart, KeyRange, Stored};
 
@@ -30,6 +31,12 @@ pub mod bookings {
     pub const BY_CLOSED: &str = "closed";
     /// `[Text(Code)]`, only when `Code` is set.
     pub const BY_CODE: &str = "code";
+    /// `[Text(Car.Id), Time(ToDate), Int(Id)]`, only for bookings that hold capacity
+    /// ([`BookingStatus::holds_capacity`]) and have a car: what a car is booked for.
+    pub const BY_CAR: &str = "car";
+    /// `[Int(Category.Id), Time(ToDate), Int(Id)]`, only for bookings that hold capacity: what
+    /// a category's quota is used by.
+    pub const BY_CATEGORY: &str = "category";
 
     /// The part of the [`BY_UPDATED`] index updated strictly after `since`.
     pub fn updated_after(since: DateTime<Utc>) -> KeyRange {
@@ -38,6 +45,43 @@ pub mod bookings {
             upper: None,
         }
     }
+
+    /// The part of the [`BY_CAR`] index of `car_id` that ends strictly after `from`: every
+    /// booking of the car that may overlap a period starting at `from` (those that also start
+    /// before the period ends do).
+    pub fn car_ending_after<Tz: chrono::TimeZone>(car_id: &str, from: DateTime<Tz>) -> KeyRange {
+        ending_after(KeyPart::from(car_id), from)
+    }
+
+    /// The part of the [`BY_CATEGORY`] index of `category_id` that ends strictly after `from`.
+    pub fn category_ending_after<Tz: chrono::TimeZone>(
+        category_id: i64,
+        from: DateTime<Tz>,
+    ) -> KeyRange {
+        ending_after(KeyPart::Int(category_id), from)
+    }
+
+    /// Keys `[owner, Time(ToDate), ...]` with `ToDate` > `from`.
+    fn ending_after<Tz: chrono::TimeZone>(owner: KeyPart, from: DateTime<Tz>) -> KeyRange {
+        KeyRange {
+            lower: Some(Bound::Exclusive(vec![owner.clone(), KeyPart::from(from)])),
+            upper: Some(Bound::Inclusive(vec![owner])),
+        }
+    }
+}
+
+/// Locks on a car's calendar ([`CarLock`]), one per car and day, id = `<car id>/<day>`. Every
+/// transaction that makes a booking hold a car writes the locks of the car's days it holds
+/// with compare-and-swap, so that two that hold one car on one day cannot both commit, while
+/// bookings of other days do not contend (docs/booking.md, "Availability").
+pub mod car_locks {
+    pub const COLLECTION: &str = "car-locks";
+}
+
+/// Locks on a category's quota ([`CategoryLock`]), one per category and day, id =
+/// `<category id>/<day>`; as [`car_locks`] for the category-based availability.
+pub mod category_locks {
+    pub const COLLECTION: &str = "category-locks";
 }
 
 /// Customers ([`CustomerDoc`]), id = `Customer.Id`.
@@ -109,6 +153,20 @@ pub mod booking_comments {
     pub fn id(booking_id: i64, seq: i64) -> String {
         format!("{booking_id}-{seq}")
     }
+
+    /// The sequence that numbers a booking's comments (`Seq`), from 1.
+    pub fn sequence(booking_id: i64) -> String {
+        format!("{COLLECTION}/{booking_id}")
+    }
+}
+
+/// Payments credited on bookings ([`PaymentRecord`]), id = [`PaymentRecord::id_of`] (bank and
+/// external id): writing it with `Expect::Absent` in the crediting transaction makes a payment
+/// count once.
+pub mod payments {
+    pub const COLLECTION: &str = "payments";
+    /// `[Int(BookingId), Text(id)]`: a booking's payments.
+    pub const BY_BOOKING: &str = "booking";
 }
 
 /// A stored customer: the customer and the API user who created it, which decides whether an
@@ -120,6 +178,26 @@ pub struct CustomerDoc {
     /// `null` for customers not created through the API (catalogue import, demo data).
     #[serde(default)]
     pub created_by_user_id: Option<i64>,
+}
+
+/// The lock document of one day of a car's calendar: its content does not matter, its
+/// revision does. Read it before looking for overlapping bookings, write it back expecting the
+/// revision read ([`car_locks`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct CarLock {
+    pub car_id: String,
+    /// Days since the Unix epoch, UTC ([`crate::booking::availability::lock_days`]).
+    pub day: i64,
+}
+
+/// The lock document of one day of a category's quota ([`category_locks`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct CategoryLock {
+    pub category_id: i64,
+    /// Days since the Unix epoch, UTC.
+    pub day: i64,
 }
 
 /// A stored branch office: the office as listed, and whether it is active (only active
@@ -155,7 +233,7 @@ impl Stored for Booking {
         if self.current_status == BookingStatus::Closed {
             indexes.push(IndexKey::new(
                 bookings::BY_CLOSED,
-                [KeyPart::from(self.current_status_date), id],
+                [KeyPart::from(self.current_status_date), id.clone()],
             ));
         }
         if let Some(code) = &self.code {
@@ -164,7 +242,59 @@ impl Stored for Booking {
                 [KeyPart::Text(code.clone())],
             ));
         }
+        if self.current_status.holds_capacity() {
+            let to_date = KeyPart::from(self.to_date);
+            if let Some(car) = &self.car {
+                indexes.push(IndexKey::new(
+                    bookings::BY_CAR,
+                    [KeyPart::from(car.id.as_str()), to_date.clone(), id.clone()],
+                ));
+            }
+            indexes.push(IndexKey::new(
+                bookings::BY_CATEGORY,
+                [KeyPart::Int(self.category.id), to_date, id],
+            ));
+        }
         indexes
+    }
+}
+
+impl Stored for CarLock {
+    const COLLECTION: &'static str = car_locks::COLLECTION;
+
+    fn id(&self) -> String {
+        format!("{}/{}", self.car_id, self.day)
+    }
+
+    fn indexes(&self) -> Vec<IndexKey> {
+        Vec::new()
+    }
+}
+
+impl Stored for CategoryLock {
+    const COLLECTION: &'static str = category_locks::COLLECTION;
+
+    fn id(&self) -> String {
+        format!("{}/{}", self.category_id, self.day)
+    }
+
+    fn indexes(&self) -> Vec<IndexKey> {
+        Vec::new()
+    }
+}
+
+impl Stored for PaymentRecord {
+    const COLLECTION: &'static str = payments::COLLECTION;
+
+    fn id(&self) -> String {
+        PaymentRecord::id_of(&self.bank, &self.external_id)
+    }
+
+    fn indexes(&self) -> Vec<IndexKey> {
+        vec![IndexKey::new(
+            payments::BY_BOOKING,
+            [KeyPart::Int(self.booking_id), KeyPart::Text(self.id())],
+        )]
     }
 }
 
@@ -335,7 +465,7 @@ mod tests {
     }
 
     #[test]
-    fn legacy_reserved_booking_has_id_and_status_entries_only() {
+    fn legacy_reserved_booking_without_car_has_id_status_and_category_entries() {
         let booking = booking(BookingStatus::Reserved);
         assert_eq!(booking.id(), "42");
         assert_eq!(
@@ -343,8 +473,90 @@ mod tests {
             vec![
                 IndexKey::new("id", [KeyPart::Int(42)]),
                 IndexKey::new("status", [KeyPart::Int(2), KeyPart::Int(42)]),
+                IndexKey::new(
+                    "category",
+                    [
+                        KeyPart::Int(2),
+                        micros("2024-03-04T13:00:00Z"),
+                        KeyPart::Int(42)
+                    ]
+                ),
             ]
         );
+    }
+
+    #[test]
+    fn only_bookings_holding_capacity_are_in_the_car_and_category_indexes() {
+        for status in BookingStatus::ALL {
+            let mut booking = booking(status);
+            booking.car = Some(Car {
+                id: "AB123CD".to_owned(),
+                ..Car::default()
+            });
+            let indexes = booking.indexes();
+            let names = index_names(&indexes);
+            for index in [bookings::BY_CAR, bookings::BY_CATEGORY] {
+                assert_eq!(
+                    names.contains(&index),
+                    status.holds_capacity(),
+                    "{status} {index}"
+                );
+            }
+            if status.holds_capacity() {
+                let car = indexes.iter().find(|i| i.name == bookings::BY_CAR).unwrap();
+                assert_eq!(
+                    car.parts,
+                    [
+                        KeyPart::Text("AB123CD".to_owned()),
+                        micros("2024-03-04T13:00:00Z"),
+                        KeyPart::Int(42)
+                    ]
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn availability_ranges_start_after_the_requested_start() {
+        let from = DateTime::parse_from_rfc3339("2024-03-01T10:00:00-03:00").unwrap();
+        assert_eq!(
+            bookings::car_ending_after("AB123CD", from),
+            KeyRange {
+                lower: Some(Bound::Exclusive(vec![
+                    KeyPart::Text("AB123CD".to_owned()),
+                    micros("2024-03-01T13:00:00Z")
+                ])),
+                upper: Some(Bound::Inclusive(vec![KeyPart::Text("AB123CD".to_owned())])),
+            }
+        );
+        assert_eq!(
+            bookings::category_ending_after(3, from),
+            KeyRange {
+                lower: Some(Bound::Exclusive(vec![
+                    KeyPart::Int(3),
+                    micros("2024-03-01T13:00:00Z")
+                ])),
+                upper: Some(Bound::Inclusive(vec![KeyPart::Int(3)])),
+            }
+        );
+    }
+
+    #[test]
+    fn locks_are_keyed_by_car_or_category_and_day() {
+        let car = CarLock {
+            car_id: "AB123CD".to_owned(),
+            day: 20_500,
+        };
+        assert_eq!(<CarLock as Stored>::COLLECTION, "car-locks");
+        assert_eq!(car.id(), "AB123CD/20500");
+        assert!(car.indexes().is_empty());
+        let category = CategoryLock {
+            category_id: 3,
+            day: 20_500,
+        };
+        assert_eq!(<CategoryLock as Stored>::COLLECTION, "category-locks");
+        assert_eq!(category.id(), "3/20500");
+        assert!(category.indexes().is_empty());
     }
 
     #[test]
@@ -546,6 +758,7 @@ mod tests {
         assert_eq!(<BookingComment as Stored>::COLLECTION, "booking-comments");
         assert_eq!(comment.id(), "42-3");
         assert_eq!(booking_comments::id(42, 3), "42-3");
+        assert_eq!(booking_comments::sequence(42), "booking-comments/42");
         assert_eq!(
             comment.indexes(),
             vec![IndexKey::new(

@@ -6,9 +6,68 @@
 //! modules with `#[serde(with = "rental_domain::json::date_time")]` in request models too.
 
 use chrono::{DateTime, FixedOffset};
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::dates::parse_date_time;
+use crate::error::ApiError;
+
+/// The field named by a [`parse_body`] error that is about the body as a whole (not JSON, not
+/// an object, trailing characters).
+pub const BODY: &str = "body";
+
+/// Reads a JSON request body as `T`.
+///
+/// Errors are [`crate::ErrorCode::ModelNotValid`] (98) naming the field at fault as a path
+/// from the body's root (`FromDate`, `Customer.BirthDate`, `Additionals[1].Quantity`), or
+/// [`BODY`] when the body is not JSON or not of the expected shape, with serde's description
+/// as the detail. Request models make every field optional and check what is required
+/// themselves, so that a missing field is named too ([`ApiError::missing_field`]).
+pub fn parse_body<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
+    let mut deserializer = serde_json::Deserializer::from_slice(body);
+    let value = serde_path_to_error::deserialize(&mut deserializer).map_err(|error| {
+        // The root is `.`; a syntax error inside an object ends the path with the unknown
+        // key `?`.
+        let path = error.path().to_string();
+        let field = path.trim_end_matches('?').trim_end_matches('.');
+        let field = if field.is_empty() { BODY } else { field };
+        ApiError::invalid_field(field, error.into_inner().to_string())
+    })?;
+    deserializer
+        .end()
+        .map_err(|error| ApiError::invalid_field(BODY, error.to_string()))?;
+    Ok(value)
+}
+
+/// A nullable field of an update, which tells a missing field (`None`: keep what is stored)
+/// from an explicit `null` (`Some(None)`: clear it). Use with `#[serde(default,
+/// deserialize_with = "rental_domain::json::nullable")]` on an `Option<Option<T>>`.
+pub fn nullable<'de, D, T>(deserializer: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(deserializer).map(Some)
+}
+
+/// A text that clients may send as a JSON string or a JSON integer (a booking's `Version`);
+/// `null` when absent. Use with `#[serde(default, deserialize_with = ...)]`.
+pub fn text_or_integer<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<String>, D::Error> {
+    // An untagged enum cannot read numbers under serde_json's `arbitrary_precision` (see
+    // `crate::models`), so go through a `Value`.
+    let value = Option::<serde_json::Value>::deserialize(deserializer)?;
+    match value {
+        None => Ok(None),
+        Some(serde_json::Value::String(text)) => Ok(Some(text)),
+        Some(serde_json::Value::Number(number)) => number
+            .as_i64()
+            .map(|integer| Some(integer.to_string()))
+            .ok_or_else(|| serde::de::Error::custom("expected a string or an integer")),
+        Some(_) => Err(serde::de::Error::custom("expected a string or an integer")),
+    }
+}
 
 /// Reads one date-time string leniently.
 fn read<'de, D: Deserializer<'de>>(deserializer: D) -> Result<DateTime<FixedOffset>, D::Error> {

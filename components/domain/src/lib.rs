@@ -11,9 +11,13 @@
 //! - [`status`] holds [`BookingStatus`];
 //! - [`paging`] holds limits, offsets, the booking list's id cursor and the lists' queries;
 //! - [`dates`] holds lenient date-time parsing, tenant time zones and the close-date range;
+//! - [`payments`] holds the bank payments' queue message and the crediting rule;
 //! - [`store`] and [`collections`] say how documents are laid out in the store;
-//! - [`json`] holds serde helpers, also for request models.
+//! - [`json`] holds serde helpers, also for request models;
+//! - [`booking`] holds the booking rules: requests, availability, status, version, customer
+//!   and additionals rules, operations and the comments they record.
 
+pub mod booking;
 pub mod collections;
 pub mod dates;
 #[cfg(feature = "demo")]
@@ -23,6 +27,7 @@ pub mod i18n;
 pub mod json;
 pub mod models;
 pub mod paging;
+pub mod payments;
 pub mod pricing;
 pub mod status;
 pub mod store;

@@ -65,6 +65,20 @@ impl BookingStatus {
         }
     }
 
+    /// Whether a booking in this status holds its car (and a place in its category's quota)
+    /// for its period: Quoted, Reserved, Confirmed and Delivered do; Closed (the car is back)
+    /// and Canceled do not. A quotation holds capacity so that accepting it never finds its
+    /// car taken, and so that no two bookings that show a car ever overlap (docs/booking.md).
+    pub const fn holds_capacity(self) -> bool {
+        matches!(
+            self,
+            BookingStatus::Quoted
+                | BookingStatus::Reserved
+                | BookingStatus::Confirmed
+                | BookingStatus::Delivered
+        )
+    }
+
     /// Reads a status as a query value gives it: its number (`"5"`) or its name in any case
     /// (`"closed"`), as ASP.NET binds enums.
     pub fn parse(value: &str) -> Option<Self> {
@@ -131,6 +145,23 @@ mod tests {
         assert_eq!(status, BookingStatus::Canceled);
         assert!(serde_json::from_str::<BookingStatus>("0").is_err());
         assert!(serde_json::from_str::<BookingStatus>("\"Closed\"").is_err());
+    }
+
+    #[test]
+    fn active_bookings_hold_capacity() {
+        let holding: Vec<_> = BookingStatus::ALL
+            .into_iter()
+            .filter(|status| status.holds_capacity())
+            .collect();
+        assert_eq!(
+            holding,
+            [
+                BookingStatus::Quoted,
+                BookingStatus::Reserved,
+                BookingStatus::Confirmed,
+                BookingStatus::Delivered
+            ]
+        );
     }
 
     #[test]

@@ -1,0 +1,150 @@
+//! The status and version rules of an update (interface.md section 3 and 4.5 rules 4 and 5,
+//! contract.md "Update rules we make stricter").
+
+use crate::error::{ApiError, ErrorCode};
+use crate::models::Booking;
+use crate::status::BookingStatus;
+
+/// What the status of a booking allows an update to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UpdateAllowed {
+    /// Quoted, Reserved or Confirmed: the update applies.
+    Yes,
+    /// Canceled: the update applies and makes the booking active again, if it can hold what
+    /// it needs (else [`ErrorCode::BookingStatusNotAllowUpdate`]).
+    Reactivating,
+    /// Delivered or Closed: refused with [`ErrorCode::BookingStatusNotAllowUpdate`]; the
+    /// attempt is recorded as a warning comment, which is kept.
+    Refused,
+}
+
+/// What an update may do to a booking in `status`.
+pub fn update_allowed(status: BookingStatus) -> UpdateAllowed {
+    match status {
+        BookingStatus::Quoted | BookingStatus::Reserved | BookingStatus::Confirmed => {
+            UpdateAllowed::Yes
+        }
+        BookingStatus::Canceled => UpdateAllowed::Reactivating,
+        BookingStatus::Delivered | BookingStatus::Closed => UpdateAllowed::Refused,
+    }
+}
+
+/// The error of a refused update: a Delivered or Closed booking, or a Canceled one that
+/// cannot have its vehicle back.
+pub fn not_allowed() -> ApiError {
+    ApiError::new(ErrorCode::BookingStatusNotAllowUpdate)
+}
+
+/// The status of `stored` after an update that asks `is_quotation` (`IsQuotation`, when
+/// sent): a reactivated booking becomes Quoted when it is (still) a quotation, else Reserved;
+/// a quotation that the update turns into a booking (`IsQuotation` false) becomes Reserved;
+/// any other status stays. A booking never turns back into a quotation.
+pub fn status_after_update(stored: &Booking, is_quotation: Option<bool>) -> BookingStatus {
+    let quotation = stored.is_quotation && is_quotation != Some(false);
+    match stored.current_status {
+        BookingStatus::Canceled | BookingStatus::Quoted if quotation => BookingStatus::Quoted,
+        BookingStatus::Canceled | BookingStatus::Quoted => BookingStatus::Reserved,
+        other => other,
+    }
+}
+
+/// The version rule: when both the `stored` and the `incoming` Version are integers, an
+/// incoming one that is not greater is [`ErrorCode::BookingVersionError`] and a greater one
+/// becomes the stored Version; otherwise there is no check and the stored Version is kept.
+/// Returns the Version to store.
+pub fn next_version(
+    stored: Option<&str>,
+    incoming: Option<&str>,
+) -> Result<Option<String>, ApiError> {
+    let number = |version: Option<&str>| version.and_then(|v| v.trim().parse::<i64>().ok());
+    match (number(stored), number(incoming)) {
+        (Some(stored), Some(incoming)) if incoming <= stored => {
+            Err(ApiError::new(ErrorCode::BookingVersionError))
+        }
+        (Some(_), Some(incoming)) => Ok(Some(incoming.to_string())),
+        _ => Ok(stored.map(str::to_owned)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn booking(status: BookingStatus, is_quotation: bool) -> Booking {
+        serde_json::from_value(json!({
+            "Id": 1,
+            "Customer": {"Id": 1},
+            "Category": {"Id": 1},
+            "FromDate": "2030-01-10T10:00:00Z",
+            "ToDate": "2030-01-12T10:00:00Z",
+            "DeliveryPlace": {"Id": 1},
+            "ReturnPlace": {"Id": 1},
+            "CurrentStatus": status.code(),
+            "CurrentStatusDate": "2030-01-01T10:00:00Z",
+            "CreationDate": "2030-01-01T10:00:00Z",
+            "IsQuotation": is_quotation
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn what_each_status_allows() {
+        use BookingStatus as S;
+        for (status, allowed) in [
+            (S::Quoted, UpdateAllowed::Yes),
+            (S::Reserved, UpdateAllowed::Yes),
+            (S::Confirmed, UpdateAllowed::Yes),
+            (S::Delivered, UpdateAllowed::Refused),
+            (S::Closed, UpdateAllowed::Refused),
+            (S::Canceled, UpdateAllowed::Reactivating),
+        ] {
+            assert_eq!(update_allowed(status), allowed, "{status}");
+        }
+        assert_eq!(not_allowed().code.code(), 26);
+    }
+
+    #[test]
+    fn statuses_after_an_update() {
+        use BookingStatus as S;
+        let after =
+            |status, quotation, sent| status_after_update(&booking(status, quotation), sent);
+        assert_eq!(after(S::Canceled, false, None), S::Reserved);
+        assert_eq!(after(S::Canceled, true, None), S::Quoted);
+        assert_eq!(after(S::Canceled, true, Some(false)), S::Reserved);
+        assert_eq!(after(S::Quoted, true, None), S::Quoted);
+        assert_eq!(after(S::Quoted, true, Some(true)), S::Quoted);
+        assert_eq!(after(S::Quoted, true, Some(false)), S::Reserved);
+        assert_eq!(after(S::Reserved, false, Some(true)), S::Reserved);
+        assert_eq!(after(S::Confirmed, false, None), S::Confirmed);
+    }
+
+    #[test]
+    fn version_rule() {
+        let version_error = Err(ApiError::new(ErrorCode::BookingVersionError));
+        assert_eq!(next_version(Some("1"), Some("2")), Ok(Some("2".to_owned())));
+        assert_eq!(
+            next_version(Some("1"), Some(" 10 ")),
+            Ok(Some("10".to_owned()))
+        );
+        assert_eq!(next_version(Some("2"), Some("2")), version_error);
+        assert_eq!(next_version(Some("3"), Some("2")), version_error);
+        assert_eq!(
+            next_version(Some("9"), Some("10")),
+            Ok(Some("10".to_owned())),
+            "numbers, not text"
+        );
+        // Missing or non-numeric on either side: no check, the stored Version is kept.
+        assert_eq!(next_version(Some("2"), None), Ok(Some("2".to_owned())));
+        assert_eq!(
+            next_version(Some("2"), Some("abc")),
+            Ok(Some("2".to_owned()))
+        );
+        assert_eq!(
+            next_version(Some("v2"), Some("1")),
+            Ok(Some("v2".to_owned()))
+        );
+        assert_eq!(next_version(None, Some("5")), Ok(None));
+    }
+}

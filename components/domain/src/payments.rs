@@ -1,0 +1,344 @@
+//! Bank payments reconciled onto bookings (contract.md, "Bank webhooks").
+//!
+//! The webhook components turn a bank's notification into a [`ReconcileMessage`] on the queue
+//! topic [`TOPIC`]; the `reconcile` component credits it on the booking with [`credit`] and
+//! records a [`PaymentRecord`], whose id ([`PaymentRecord::id_of`]) makes a payment count once
+//! per bank and external id.
+
+use chrono::{DateTime, FixedOffset, Utc};
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+
+use crate::json;
+use crate::models::Booking;
+use crate::status::BookingStatus;
+
+/// The queue topic of payments to credit.
+pub const TOPIC: &str = "payment.reconcile";
+
+/// A payment to credit on a booking: the payload of a [`TOPIC`] message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct ReconcileMessage {
+    /// The webhook component that accepted the payment: `bankone` or `banktwo`.
+    pub bank: String,
+    /// The bank's id of the payment (bank one's `Payment.Id`, bank two's `SettlementId`).
+    pub external_id: String,
+    pub booking_id: i64,
+    pub booking_code: String,
+    /// Written as a decimal string, e.g. `"120.50"`.
+    #[serde(with = "decimal_text")]
+    pub amount: Decimal,
+    pub currency: String,
+    pub received_at: DateTime<Utc>,
+}
+
+impl ReconcileMessage {
+    /// The queue's deduplication key of a bank's notification: the bank's name and its own id
+    /// of the notification (`EventId`, `SettlementId`), so two banks never collide.
+    pub fn dedupe_key(bank: &str, notification_id: &str) -> String {
+        format!("{bank}:{notification_id}")
+    }
+}
+
+/// A payment credited on a booking; one document per bank and external id.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct PaymentRecord {
+    pub bank: String,
+    pub external_id: String,
+    pub booking_id: i64,
+    #[serde(with = "decimal_text")]
+    pub amount: Decimal,
+    pub currency: String,
+    pub received_at: DateTime<Utc>,
+    #[serde(with = "json::date_time")]
+    pub credited_at: DateTime<FixedOffset>,
+}
+
+impl PaymentRecord {
+    /// The document id of the payment `external_id` of `bank`.
+    pub fn id_of(bank: &str, external_id: &str) -> String {
+        format!("{bank}:{external_id}")
+    }
+
+    /// The record of `message`, credited at `now`.
+    pub fn of(message: &ReconcileMessage, now: DateTime<FixedOffset>) -> Self {
+        Self {
+            bank: message.bank.clone(),
+            external_id: message.external_id.clone(),
+            booking_id: message.booking_id,
+            amount: message.amount,
+            currency: message.currency.clone(),
+            received_at: message.received_at,
+            credited_at: now,
+        }
+    }
+}
+
+/// Why a payment cannot be credited on its booking. Permanent: delivering the message again
+/// would not change the answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CreditError {
+    #[error("the amount {0} is not positive")]
+    NotPositive(Decimal),
+    #[error("the payment is in {payment}, the booking in {booking}")]
+    CurrencyMismatch { payment: String, booking: String },
+    #[error("the payment is for booking {message} but booking {booking} was found")]
+    WrongBooking { message: i64, booking: i64 },
+}
+
+/// What crediting did to the booking.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Credited {
+    /// The booking moved from Reserved to Confirmed.
+    pub confirmed: bool,
+    /// The comment to record on the booking.
+    pub comment: String,
+}
+
+/// Credits `message` on `booking` at `now`: `TotalPayed` up and `Balance` down by the amount,
+/// the booking marked as changed (by the system: no user name), and a Reserved booking becomes
+/// Confirmed once its balance is 0 or less. Other statuses are kept: a payment never reopens
+/// or closes a booking. A currency is compared without case; a booking without a currency
+/// takes any.
+pub fn credit(
+    booking: &mut Booking,
+    message: &ReconcileMessage,
+    now: DateTime<FixedOffset>,
+) -> Result<Credited, CreditError> {
+    if booking.id != message.booking_id {
+        return Err(CreditError::WrongBooking {
+            message: message.booking_id,
+            booking: booking.id,
+        });
+    }
+    if message.amount <= Decimal::ZERO {
+        return Err(CreditError::NotPositive(message.amount));
+    }
+    if !booking.currency.is_empty() && !booking.currency.eq_ignore_ascii_case(&message.currency) {
+        return Err(CreditError::CurrencyMismatch {
+            payment: message.currency.clone(),
+            booking: booking.currency.clone(),
+        });
+    }
+    booking.total_payed += message.amount;
+    booking.balance -= message.amount;
+    booking.updated_on = Some(now);
+    booking.updated_by_user_name = None;
+    let confirmed =
+        booking.current_status == BookingStatus::Reserved && booking.balance <= Decimal::ZERO;
+    if confirmed {
+        booking.current_status = BookingStatus::Confirmed;
+        booking.current_status_date = now;
+    }
+    let mut comment = format!(
+        "Payment of {} {} received from {} (id {}). Total paid {}, balance {}.",
+        message.amount,
+        message.currency,
+        message.bank,
+        message.external_id,
+        booking.total_payed,
+        booking.balance
+    );
+    if confirmed {
+        comment.push_str(" Booking confirmed.");
+    }
+    Ok(Credited { confirmed, comment })
+}
+
+/// Reads a decimal amount as the banks send it: a JSON string (`"120.50"`), or, leniently, a
+/// JSON number, kept exact (never through `f64`).
+pub fn parse_amount(text: &str) -> Option<Decimal> {
+    let text = text.trim();
+    Decimal::from_str_exact(text)
+        .or_else(|_| Decimal::from_scientific(text))
+        .ok()
+}
+
+/// A [`Decimal`] written as a JSON string and read from a string or a number.
+pub mod decimal_text {
+    use rust_decimal::Decimal;
+    use serde::{Deserialize as _, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(value: &Decimal, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(value)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Decimal, D::Error> {
+        let text = match serde_json::Value::deserialize(deserializer)? {
+            serde_json::Value::String(text) => text,
+            serde_json::Value::Number(number) => number.to_string(),
+            _ => return Err(serde::de::Error::custom("expected a decimal amount")),
+        };
+        super::parse_amount(&text)
+            .ok_or_else(|| serde::de::Error::custom(format!("{text:?} is not a decimal amount")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn at(text: &str) -> DateTime<FixedOffset> {
+        DateTime::parse_from_rfc3339(text).unwrap()
+    }
+
+    fn booking(status: BookingStatus, balance: &str) -> Booking {
+        serde_json::from_value(json!({
+            "Id": 7,
+            "Customer": {"Id": 3},
+            "Category": {"Id": 2, "Name": "Economy"},
+            "FromDate": "2024-03-01T10:00:00-03:00",
+            "ToDate": "2024-03-04T10:00:00-03:00",
+            "DeliveryPlace": {"Id": 11},
+            "ReturnPlace": {"Id": 11},
+            "CurrentStatus": status.code(),
+            "CurrentStatusDate": "2024-02-20T09:00:00-03:00",
+            "CreationDate": "2024-02-20T09:00:00-03:00",
+            "Currency": "USD",
+            "Balance": balance,
+            "TotalPayed": 0,
+            "UpdatedByUserName": "api"
+        }))
+        .unwrap()
+    }
+
+    fn message(amount: &str) -> ReconcileMessage {
+        ReconcileMessage {
+            bank: "bankone".to_owned(),
+            external_id: "pay_1".to_owned(),
+            booking_id: 7,
+            booking_code: "DEMO-000007".to_owned(),
+            amount: Decimal::from_str_exact(amount).unwrap(),
+            currency: "usd".to_owned(),
+            received_at: at("2024-02-21T10:00:00Z").to_utc(),
+        }
+    }
+
+    #[test]
+    fn a_partial_payment_lowers_the_balance_and_keeps_the_status() {
+        let mut booking = booking(BookingStatus::Reserved, "300.00");
+        let now = at("2024-02-21T10:00:05-03:00");
+        let credited = credit(&mut booking, &message("120.50"), now).unwrap();
+        assert!(!credited.confirmed);
+        assert_eq!(booking.total_payed.to_string(), "120.50");
+        assert_eq!(booking.balance.to_string(), "179.50");
+        assert_eq!(booking.current_status, BookingStatus::Reserved);
+        assert_eq!(booking.updated_on, Some(now));
+        assert_eq!(booking.updated_by_user_name, None);
+        assert_eq!(
+            credited.comment,
+            "Payment of 120.50 usd received from bankone (id pay_1). Total paid 120.50, balance 179.50."
+        );
+    }
+
+    #[test]
+    fn a_reserved_booking_paid_in_full_or_more_is_confirmed() {
+        for amount in ["300.00", "300.01"] {
+            let mut booking = booking(BookingStatus::Reserved, "300.00");
+            let now = at("2024-02-21T10:00:05-03:00");
+            let credited = credit(&mut booking, &message(amount), now).unwrap();
+            assert!(credited.confirmed, "{amount}");
+            assert!(credited.comment.ends_with(" Booking confirmed."));
+            assert_eq!(booking.current_status, BookingStatus::Confirmed);
+            assert_eq!(booking.current_status_date, now);
+            assert!(booking.balance <= Decimal::ZERO);
+        }
+    }
+
+    #[test]
+    fn other_statuses_are_credited_but_kept() {
+        for status in [
+            BookingStatus::Quoted,
+            BookingStatus::Confirmed,
+            BookingStatus::Delivered,
+            BookingStatus::Closed,
+            BookingStatus::Canceled,
+        ] {
+            let mut booking = booking(status, "100");
+            let credited =
+                credit(&mut booking, &message("100"), at("2024-02-21T10:00:05Z")).unwrap();
+            assert!(!credited.confirmed, "{status}");
+            assert_eq!(booking.current_status, status);
+            assert_eq!(booking.balance, Decimal::ZERO);
+        }
+    }
+
+    #[test]
+    fn refusals_leave_the_booking_untouched() {
+        let original = booking(BookingStatus::Reserved, "100");
+        let now = at("2024-02-21T10:00:05Z");
+        let mut other_currency = message("10");
+        other_currency.currency = "ARS".to_owned();
+        let mut other_booking = message("10");
+        other_booking.booking_id = 8;
+        for (message, error) in [
+            (message("0"), CreditError::NotPositive(Decimal::ZERO)),
+            (
+                message("-5"),
+                CreditError::NotPositive(Decimal::from_str_exact("-5").unwrap()),
+            ),
+            (
+                other_currency,
+                CreditError::CurrencyMismatch {
+                    payment: "ARS".to_owned(),
+                    booking: "USD".to_owned(),
+                },
+            ),
+            (
+                other_booking,
+                CreditError::WrongBooking {
+                    message: 8,
+                    booking: 7,
+                },
+            ),
+        ] {
+            let mut booking = original.clone();
+            assert_eq!(credit(&mut booking, &message, now), Err(error));
+            assert_eq!(booking, original);
+        }
+    }
+
+    #[test]
+    fn the_message_has_the_contract_shape_with_a_decimal_string() {
+        let value = serde_json::to_value(message("120.50")).unwrap();
+        assert_eq!(
+            value,
+            json!({
+                "Bank": "bankone",
+                "ExternalId": "pay_1",
+                "BookingId": 7,
+                "BookingCode": "DEMO-000007",
+                "Amount": "120.50",
+                "Currency": "usd",
+                "ReceivedAt": "2024-02-21T10:00:00Z"
+            })
+        );
+        let back: ReconcileMessage = serde_json::from_value(value).unwrap();
+        assert_eq!(back, message("120.50"));
+    }
+
+    #[test]
+    fn amounts_are_read_exactly_from_strings_and_numbers() {
+        assert_eq!(parse_amount("0.1").unwrap().to_string(), "0.1");
+        assert_eq!(
+            parse_amount(" 1e2 ").map(|d| d.normalize().to_string()),
+            Some("100".to_owned())
+        );
+        assert_eq!(parse_amount("ten"), None);
+        let from_number: ReconcileMessage = serde_json::from_str(
+            r#"{"Bank": "banktwo", "ExternalId": "s", "BookingId": 7, "BookingCode": "C",
+                "Amount": 0.30, "Currency": "USD", "ReceivedAt": "2024-02-21T10:00:00Z"}"#,
+        )
+        .unwrap();
+        assert_eq!(from_number.amount, Decimal::new(30, 2));
+        assert_eq!(
+            ReconcileMessage::dedupe_key("bankone", "evt_1"),
+            "bankone:evt_1"
+        );
+        assert_eq!(PaymentRecord::id_of("banktwo", "st_9"), "banktwo:st_9");
+    }
+}
