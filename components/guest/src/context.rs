@@ -4,6 +4,7 @@
 //! never choose it. These functions call the host, so they only work inside a component.
 
 use rental_domain::Language;
+use rental_domain::dates;
 
 use crate::bindings::rental::platform::context as wit;
 
@@ -54,4 +55,25 @@ pub fn correlation_id() -> String {
 /// A tenant setting (`rentald setting set`), e.g. `"time_zone"`; `None` when it is not set.
 pub fn setting(key: &str) -> Option<String> {
     wit::setting(key)
+}
+
+/// The tenant setting naming its IANA time zone.
+pub const TIME_ZONE_SETTING: &str = "time_zone";
+
+/// The tenant's time zone: its `time_zone` setting, UTC when it has none. A name that is no
+/// IANA zone is a configuration mistake: it is logged and UTC is used.
+pub fn time_zone() -> chrono_tz::Tz {
+    match setting(TIME_ZONE_SETTING)
+        .as_deref()
+        .map(dates::parse_time_zone)
+    {
+        Some(Ok(zone)) => zone,
+        Some(Err(error)) => {
+            crate::log(format_args!(
+                "setting {TIME_ZONE_SETTING}: {error}; using UTC"
+            ));
+            chrono_tz::Tz::UTC
+        }
+        None => chrono_tz::Tz::UTC,
+    }
 }

@@ -8,9 +8,13 @@
 //!   [`export_handler!`], which exports a [`Handler`] as the component's `wasi:http` handler;
 //! - [`error`]: the one [`Error`] type of a handler and its mapping to the interface's error
 //!   body (`{"ErrorMessage", "ErrorCode", "Id"}`);
-//! - [`context`]: what the host says about the request (tenant, caller, language, settings);
+//! - [`context`]: what the host says about the request (tenant, caller, language, settings,
+//!   time zone);
+//! - [`random`]: random bytes from the host;
 //! - [`store`]: typed transactions over the tenant's document store, and
-//!   [`retry_on_conflict`].
+//!   [`retry_on_conflict`];
+//! - `webhook` (feature `webhook`, for the bank webhook components only): the component's
+//!   secrets, the bank's confirmation of a settlement, and queueing a payment for a booking.
 //!
 //! A component then only writes its handler:
 //!
@@ -31,10 +35,14 @@
 //! a component.
 
 mod bindings;
+pub mod comments;
 pub mod context;
 pub mod error;
 pub mod http;
+pub mod random;
 pub mod store;
+#[cfg(feature = "webhook")]
+pub mod webhook;
 
 pub use error::{Error, log};
 pub use http::{Handler, Request, Response, json};

@@ -24,6 +24,9 @@ pub const MAX_ATTEMPTS: u32 = 5;
 /// call (it refuses a larger limit).
 pub const DEFAULT_SCAN_LIMIT: u32 = 1_000;
 
+/// The most ids one `get-many` call takes (the WIT's limit).
+pub const GET_MANY_LIMIT: usize = 1_000;
+
 /// Entries asked for per call when [`Transaction::all_keys`] walks a range. Well under what a
 /// host returns from one `keys` call (100 000 for `rentald`).
 const KEYS_PAGE: u32 = 10_000;
@@ -340,15 +343,15 @@ impl Transaction {
     }
 
     /// The documents of `T` with these ids, in the order asked; missing ones are left out.
+    /// More than [`GET_MANY_LIMIT`] ids are asked for in several calls.
     pub fn get_many<T: Stored>(&self, ids: &[String]) -> Result<Vec<Document<T>>, StoreError> {
-        if ids.is_empty() {
-            return Ok(Vec::new());
+        let mut documents = Vec::new();
+        for chunk in ids.chunks(GET_MANY_LIMIT) {
+            for document in self.inner.get_many(T::COLLECTION, chunk)? {
+                documents.push(Document::decode(document)?);
+            }
         }
-        self.inner
-            .get_many(T::COLLECTION, ids)?
-            .into_iter()
-            .map(Document::decode)
-            .collect()
+        Ok(documents)
     }
 
     /// Writes `value` with all its index entries, if the document is as `expect` says.

@@ -11,7 +11,6 @@
 
 use chrono::{DateTime, Utc};
 use rental_domain::collections::bookings::{self, BY_CLOSED, BY_ID, BY_STATUS, BY_UPDATED};
-use rental_domain::dates;
 use rental_domain::{
     Booking, BookingDescription, BookingListQuery, BookingStatus, CloseDateRange, ClosedListQuery,
     IdCursor, KeyPart, PagedResult,
@@ -21,9 +20,6 @@ use rental_guest::store::{Entry, Mode, Range, Scan, Transaction};
 use rental_guest::{Error, Request, Response, json, retry_on_conflict};
 
 use crate::page::{self, page_by_id, store_limit, store_skip};
-
-/// The tenant setting naming its IANA time zone.
-const TIME_ZONE_SETTING: &str = "time_zone";
 
 /// `GET /api/bookings/list`: a page of [`BookingDescription`]s after the id cursor.
 pub fn list(request: &Request) -> Result<Response, Error> {
@@ -152,7 +148,7 @@ fn updated_key(entry: &Entry) -> Result<(DateTime<Utc>, BookingStatus, i64), Err
 
 /// `GET /api/bookings/closed`: a page of the [`Booking`]s closed within the requested days.
 pub fn closed(request: &Request) -> Result<Response, Error> {
-    let time_zone = tenant_time_zone();
+    let time_zone = context::time_zone();
     let query = ClosedListQuery::parse(page::query(request), time_zone)?;
     let page = retry_on_conflict(|| {
         let tx = Transaction::begin(Mode::ReadOnly)?;
@@ -179,22 +175,6 @@ pub fn closed(request: &Request) -> Result<Response, Error> {
         ))
     })?;
     Ok(json(200, &page))
-}
-
-/// The tenant's time zone: its `time_zone` setting, UTC when it has none. A name that is no
-/// IANA zone is a configuration mistake: it is logged and UTC is used.
-fn tenant_time_zone() -> chrono_tz::Tz {
-    let setting = context::setting(TIME_ZONE_SETTING);
-    match setting.as_deref().map(dates::parse_time_zone) {
-        Some(Ok(zone)) => zone,
-        Some(Err(error)) => {
-            rental_guest::log(format_args!(
-                "setting {TIME_ZONE_SETTING}: {error}; using UTC"
-            ));
-            chrono_tz::Tz::UTC
-        }
-        None => chrono_tz::Tz::UTC,
-    }
 }
 
 /// The `closed` index between the first and last instants of the close-date range.
