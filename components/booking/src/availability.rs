@@ -1,0 +1,190 @@
+//! Holding what a booking needs (rule 3), race-free.
+//!
+//! The domain decides what must be held ([`Plan`]) and whether a car or a category has room;
+//! this module reads what it decides on and writes the lock documents that make the decision
+//! safe under concurrency. For every car (and, category-based, every category) a booking is
+//! about to hold, in the booking's read-write transaction:
+//!
+//! 1. read the lock documents of the car's days in the period
+//!    ([`availability::lock_days`]): absent, or at some revision;
+//! 2. read the bookings that may overlap, from the `car` (or `category`) index;
+//! 3. if there is room, write the locks back, each expecting exactly what step 1 read.
+//!
+//! Two transactions that hold the same car over overlapping periods share a day, so both
+//! write its lock and they cannot both commit: the second one's write conflicts (SQLite
+//! serialises writers; on PostgreSQL the second `UPDATE`/`INSERT` waits for the first to
+//! commit, then finds the revision moved or the row there). [`rental_guest::retry_on_conflict`]
+//! runs the loser again, and it then sees the winner's booking. Bookings of one car on other
+//! days write other locks, so they do not contend.
+
+use std::collections::HashMap;
+
+use rental_domain::booking::availability::{self, Plan, Scope};
+use rental_domain::booking::request::{Period, fields};
+use rental_domain::collections::{CarLock, CategoryLock, bookings};
+use rental_domain::{ApiError, Booking, Car, Category, ErrorCode, Stored};
+use rental_guest::Error;
+use rental_guest::store::{Expect, Range, Transaction};
+
+use crate::catalogue;
+
+/// What was held.
+pub enum Held {
+    /// Nothing new: the booking keeps its vehicle.
+    Unchanged,
+    /// This car (and a place in its category's quota when the plan asked).
+    Car(Box<Car>),
+    /// A place in the category's quota, with no car.
+    Quota,
+}
+
+/// Holds what `plan` asks for the booking `booking_id` (`None` for a new one) over `period`;
+/// `unavailable` is the error when there is no room (3 CarNotAvailable, or 26 for a
+/// reactivation).
+pub fn hold(
+    tx: &Transaction,
+    plan: &Plan,
+    period: Period,
+    booking_id: Option<i64>,
+    unavailable: ErrorCode,
+) -> Result<Held, Error> {
+    let slot = Slot {
+        tx,
+        period,
+        booking_id,
+        unavailable,
+    };
+    match plan {
+        Plan::Keep => Ok(Held::Unchanged),
+        Plan::Car { car, quota } => {
+            if let Some(category) = quota {
+                slot.quota(*category)?;
+            }
+            let car = catalogue::get::<Car>(tx, car)?
+                .ok_or_else(|| ApiError::new(ErrorCode::CarNotFound).with_field(fields::CAR_ID))?;
+            if availability::in_service(&car, period) && slot.car(&car)? {
+                Ok(Held::Car(Box::new(car)))
+            } else {
+                Err(ApiError::new(unavailable).into())
+            }
+        }
+        Plan::FreeCar { scope, keep } => {
+            let (cars, principal) = match *scope {
+                Scope::Model(model) => (catalogue::cars_of(tx, model)?, None),
+                Scope::Category(category) => {
+                    let mut cars = Vec::new();
+                    for model in catalogue::models_of(tx, category)? {
+                        cars.extend(catalogue::cars_of(tx, model.id)?);
+                    }
+                    let principal = catalogue::get::<Category>(tx, &category.to_string())?
+                        .and_then(|category| category.principal_model_id);
+                    (cars, principal)
+                }
+            };
+            for car in availability::candidates(cars, keep.as_deref(), principal, period) {
+                if slot.car(&car)? {
+                    return Ok(Held::Car(Box::new(car)));
+                }
+            }
+            Err(ApiError::new(unavailable).into())
+        }
+        Plan::Quota(category) => {
+            slot.quota(*category)?;
+            Ok(Held::Quota)
+        }
+    }
+}
+
+/// One booking's attempt to hold capacity.
+struct Slot<'a> {
+    tx: &'a Transaction,
+    period: Period,
+    booking_id: Option<i64>,
+    unavailable: ErrorCode,
+}
+
+impl Slot<'_> {
+    /// Holds `car` when it is free, writing the locks of its days; `false` when it is not.
+    fn car(&self, car: &Car) -> Result<bool, Error> {
+        let locks: Vec<CarLock> = availability::lock_days(self.period)
+            .map(|day| CarLock {
+                car_id: car.id.clone(),
+                day,
+            })
+            .collect();
+        let expected = self.read_locks(&locks)?;
+        let bookings = self.bookings(Range::new(
+            bookings::BY_CAR,
+            bookings::car_ending_after(&car.id, self.period.from),
+        ))?;
+        if !availability::car_is_free(&bookings, self.period, self.booking_id) {
+            return Ok(false);
+        }
+        self.write_locks(&locks, expected)?;
+        Ok(true)
+    }
+
+    /// Holds a place in `category`'s quota, writing the locks of its days; `unavailable` when
+    /// it is full.
+    fn quota(&self, category: i64) -> Result<(), Error> {
+        let locks: Vec<CategoryLock> = availability::lock_days(self.period)
+            .map(|day| CategoryLock {
+                category_id: category,
+                day,
+            })
+            .collect();
+        let expected = self.read_locks(&locks)?;
+        let bookings = self.bookings(Range::new(
+            bookings::BY_CATEGORY,
+            bookings::category_ending_after(category, self.period.from),
+        ))?;
+        let mut capacity = 0;
+        for model in catalogue::models_of(self.tx, category)? {
+            capacity += catalogue::cars_of(self.tx, model.id)?
+                .iter()
+                .filter(|car| availability::in_service(car, self.period))
+                .count();
+        }
+        if !availability::has_room(&bookings, self.period, self.booking_id, capacity) {
+            return Err(ApiError::new(self.unavailable).into());
+        }
+        self.write_locks(&locks, expected)
+    }
+
+    /// What writing each of `locks` back must expect: what is there now.
+    fn read_locks<T: Stored>(&self, locks: &[T]) -> Result<Vec<Expect>, Error> {
+        let ids: Vec<String> = locks.iter().map(Stored::id).collect();
+        let found: HashMap<String, u64> = self
+            .tx
+            .get_many::<T>(&ids)?
+            .into_iter()
+            .map(|document| (document.id, document.revision))
+            .collect();
+        Ok(ids
+            .iter()
+            .map(|id| {
+                found
+                    .get(id)
+                    .map_or(Expect::Absent, |&revision| Expect::Revision(revision))
+            })
+            .collect())
+    }
+
+    /// Writes `locks` back, each expecting what [`Slot::read_locks`] read.
+    fn write_locks<T: Stored>(&self, locks: &[T], expected: Vec<Expect>) -> Result<(), Error> {
+        for (lock, expect) in locks.iter().zip(expected) {
+            self.tx.put(lock, expect)?;
+        }
+        Ok(())
+    }
+
+    /// The bookings of an availability range.
+    fn bookings(&self, range: Range<Booking>) -> Result<Vec<Booking>, Error> {
+        Ok(self
+            .tx
+            .scan_all(&range)?
+            .into_iter()
+            .map(|document| document.value)
+            .collect())
+    }
+}

@@ -1,0 +1,151 @@
+//! Reading the tenant's catalogue and customers for the booking rules.
+
+use rental_domain::booking::availability::VehicleRequest;
+use rental_domain::booking::customer::{self, CustomerLookup};
+use rental_domain::booking::request::fields;
+use rental_domain::booking::terms::Vehicle;
+use rental_domain::collections::{
+    additionals, branch_offices, car_models, cars, customers, tariffs,
+};
+use rental_domain::{
+    Additional, ApiError, Booking, BranchOfficeDoc, Car, Category, CustomerDoc, ErrorCode, KeyPart,
+    Model, Stored, Tariff,
+};
+use rental_guest::Error;
+use rental_guest::store::{Document, Range, Transaction};
+
+/// Every branch office, active or not, with its places.
+pub fn offices(tx: &Transaction) -> Result<Vec<BranchOfficeDoc>, Error> {
+    Ok(values(tx.scan_all(&Range::all(branch_offices::BY_ID))?))
+}
+
+/// Every additional of the catalogue.
+pub fn additionals(tx: &Transaction) -> Result<Vec<Additional>, Error> {
+    Ok(values(tx.scan_all(&Range::all(additionals::BY_ID))?))
+}
+
+/// The tariffs of a category, its models' included.
+pub fn tariffs(tx: &Transaction, category_id: i64) -> Result<Vec<Tariff>, Error> {
+    Ok(values(tx.scan_all(&Range::prefix(
+        tariffs::BY_CATEGORY,
+        vec![KeyPart::Int(category_id)],
+    ))?))
+}
+
+/// The models of a category.
+pub fn models_of(tx: &Transaction, category_id: i64) -> Result<Vec<Model>, Error> {
+    Ok(values(tx.scan_all(&Range::prefix(
+        car_models::BY_CATEGORY,
+        vec![KeyPart::Int(category_id)],
+    ))?))
+}
+
+/// The cars of a model.
+pub fn cars_of(tx: &Transaction, model_id: i64) -> Result<Vec<Car>, Error> {
+    Ok(values(tx.scan_all(&Range::prefix(
+        cars::BY_MODEL,
+        vec![KeyPart::Int(model_id)],
+    ))?))
+}
+
+/// The vehicle `request` names, as the catalogue has it (a model or category the catalogue
+/// lacks is 2 CarNotFound naming the field), or for [`VehicleRequest::Same`] what `stored`
+/// has. A named model or category holds no car yet: availability gives it one, or none.
+pub fn vehicle(
+    tx: &Transaction,
+    request: &VehicleRequest,
+    stored: Option<&Booking>,
+) -> Result<Vehicle, Error> {
+    let not_found = |field: &str| ApiError::new(ErrorCode::CarNotFound).with_field(field);
+    match request {
+        VehicleRequest::Car(id) => {
+            let car = get::<Car>(tx, id)?.ok_or_else(|| not_found(fields::CAR_ID))?;
+            let model =
+                get::<Model>(tx, &car.model.id.to_string())?.unwrap_or_else(|| car.model.clone());
+            let category = category_of(tx, &model, fields::CAR_ID)?;
+            Ok(Vehicle {
+                car: Some(car),
+                model: Some(model),
+                category,
+            })
+        }
+        VehicleRequest::Model(id) => {
+            let model = get::<Model>(tx, &id.to_string())?
+                .ok_or_else(|| not_found(fields::CAR_MODEL_ID))?;
+            let category = category_of(tx, &model, fields::CAR_MODEL_ID)?;
+            Ok(Vehicle {
+                car: None,
+                model: Some(model),
+                category,
+            })
+        }
+        VehicleRequest::Category(id) => Ok(Vehicle {
+            car: None,
+            model: None,
+            category: get::<Category>(tx, &id.to_string())?
+                .ok_or_else(|| not_found(fields::CATEGORY_ID))?,
+        }),
+        VehicleRequest::Same => {
+            let stored = stored.ok_or_else(|| ApiError::missing_field(fields::CATEGORY_ID))?;
+            Ok(Vehicle {
+                car: stored.car.clone(),
+                model: stored.model.clone(),
+                category: stored.category.clone(),
+            })
+        }
+    }
+}
+
+/// The category of `model`, as the catalogue has it.
+fn category_of(tx: &Transaction, model: &Model, field: &str) -> Result<Category, Error> {
+    let id = model
+        .category
+        .as_ref()
+        .map(|category| category.id)
+        .ok_or_else(|| ApiError::new(ErrorCode::CarNotFound).with_field(field))?;
+    Ok(get::<Category>(tx, &id.to_string())?
+        .ok_or_else(|| ApiError::new(ErrorCode::CarNotFound).with_field(field))?)
+}
+
+/// The existing customer `lookup` names: 1 CustomerNotFound when there is none, 109
+/// DuplicateCustomerGlobalId when a `GlobalId` names several. `None` for a new customer.
+pub fn existing_customer(
+    tx: &Transaction,
+    lookup: &CustomerLookup,
+) -> Result<Option<Document<CustomerDoc>>, Error> {
+    match lookup {
+        CustomerLookup::ById(id) => Ok(Some(tx.get::<CustomerDoc>(&id.to_string())?.ok_or_else(
+            || ApiError::new(ErrorCode::CustomerNotFound).with_field("Customer.Id"),
+        )?)),
+        CustomerLookup::ByGlobalId(global_id) => {
+            let found = tx.scan(
+                &Range::prefix(
+                    customers::BY_GLOBAL_ID,
+                    vec![KeyPart::from(global_id.as_str())],
+                )
+                .scan()
+                .limit(2),
+            )?;
+            Ok(Some(customer::single_by_global_id(found)?))
+        }
+        CustomerLookup::New => Ok(None),
+    }
+}
+
+/// A customer by Id, when there is one.
+pub fn customer(tx: &Transaction, id: i64) -> Result<Option<Document<CustomerDoc>>, Error> {
+    Ok(tx.get::<CustomerDoc>(&id.to_string())?)
+}
+
+/// A stored value by id, when there is one.
+pub fn get<T: Stored>(tx: &Transaction, id: &str) -> Result<Option<T>, Error> {
+    Ok(tx.get::<T>(id)?.map(|document| document.value))
+}
+
+/// The values of documents.
+fn values<T>(documents: Vec<Document<T>>) -> Vec<T> {
+    documents
+        .into_iter()
+        .map(|document| document.value)
+        .collect()
+}

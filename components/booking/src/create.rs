@@ -1,0 +1,191 @@
+//! `POST /api/booking/book` and `POST /api/booking/price`.
+
+use rental_domain::booking::availability::{self, VehicleRequest};
+use rental_domain::booking::changes;
+use rental_domain::booking::customer::{self, CustomerLookup};
+use rental_domain::booking::request::{BookingRequest, VehicleChoice};
+use rental_domain::booking::response::{self, BookingCreationResponse, PriceResponse};
+use rental_domain::booking::settings::AvailabilityMode;
+use rental_domain::booking::terms::{self, Decision, Vehicle};
+use rental_domain::collections::{bookings, customers};
+use rental_domain::json::parse_body;
+use rental_domain::{Booking, Customer, CustomerDoc, ErrorCode, Model};
+use rental_guest::store::{Expect, Mode, Transaction};
+use rental_guest::{Error, Request, Response, json, random, retry_on_conflict};
+
+use crate::availability::{Held, hold};
+use crate::catalogue;
+use crate::env::Env;
+use crate::update::record;
+
+/// `POST /api/booking/book`: creates a booking and answers it, in full when `FullResponse` is
+/// true, else as a [`BookingCreationResponse`].
+pub fn book(request: &Request) -> Result<Response, Error> {
+    let body: BookingRequest = parse_body(&request.body)?;
+    let sent = Required {
+        customer: body.required_customer()?,
+        vehicle: body.required_vehicle()?,
+    };
+    let env = Env::load()?;
+    let global_id = customer::uuid_v4(random::bytes());
+    let booking = retry_on_conflict(|| create(&body, &sent, &global_id, &env))?;
+    Ok(answer(booking, body.full_response()))
+}
+
+/// The booking (full or simplified) as the answer of a creation or an update.
+pub fn answer(booking: Booking, full: bool) -> Response {
+    if full {
+        json(200, &response::full(booking))
+    } else {
+        json(200, &BookingCreationResponse::from(&booking))
+    }
+}
+
+/// What a creation must name: its customer and its vehicle.
+struct Required<'a> {
+    customer: &'a Customer,
+    vehicle: VehicleChoice,
+}
+
+/// One attempt at a creation, in one transaction.
+fn create(
+    body: &BookingRequest,
+    sent: &Required<'_>,
+    global_id: &str,
+    env: &Env,
+) -> Result<Booking, Error> {
+    let tx = Transaction::begin(Mode::ReadWrite)?;
+    let rules = env.rules();
+    let lookup = CustomerLookup::of(sent.customer);
+    let (customer, new_customer) = match catalogue::existing_customer(&tx, &lookup)? {
+        Some(found) => (found.value.customer, None),
+        None => {
+            let doc =
+                customer::new_customer(sent.customer, global_id.to_owned(), env.caller.user_id)?;
+            (doc.customer.clone(), Some(doc))
+        }
+    };
+    let offices = catalogue::offices(&tx)?;
+    let agency = agency(&tx, body, None, env)?;
+    let terms = terms::check(body, None, &customer, agency.as_ref(), &offices, &rules)?;
+
+    let request = VehicleRequest::from(sent.vehicle.clone());
+    let mut vehicle = catalogue::vehicle(&tx, &request, None)?;
+    let plan = availability::plan(
+        env.settings.availability,
+        &request,
+        vehicle.category.id,
+        terms.period,
+        None,
+    );
+    take(
+        &mut vehicle,
+        hold(&tx, &plan, terms.period, None, ErrorCode::CarNotAvailable)?,
+    );
+
+    let quote = terms::price(
+        &terms,
+        &vehicle,
+        &body.additionals().unwrap_or_default(),
+        &catalogue::additionals(&tx)?,
+        &catalogue::tariffs(&tx, vehicle.category.id)?,
+        body.price,
+        &rules,
+    )?;
+
+    let customer = match new_customer {
+        Some(mut doc) => {
+            doc.customer.id = tx.next_id(customers::COLLECTION)?;
+            tx.put(&doc, Expect::Absent)?;
+            doc.customer
+        }
+        None => customer,
+    };
+    let id = tx.next_id(bookings::COLLECTION)?;
+    let booking = terms::new_booking(
+        id,
+        env.settings.booking_code(id),
+        body,
+        Decision {
+            terms,
+            vehicle,
+            quote,
+            customer,
+        },
+        env.now,
+        env.user(),
+    );
+    tx.put(&booking, Expect::Absent)?;
+    record(
+        &tx,
+        id,
+        vec![changes::created(env.user(), booking.current_status)],
+        env,
+    )?;
+    tx.commit()?;
+    Ok(booking)
+}
+
+/// The agency the terms depend on, read (see [`terms::agency_to_read`]).
+pub fn agency(
+    tx: &Transaction,
+    body: &BookingRequest,
+    stored: Option<&Booking>,
+    env: &Env,
+) -> Result<Option<CustomerDoc>, Error> {
+    match terms::agency_to_read(body, stored, &env.settings) {
+        Some(id) => Ok(catalogue::customer(tx, id)?.map(|document| document.value)),
+        None => Ok(None),
+    }
+}
+
+/// The vehicle after availability held what it needed.
+pub fn take(vehicle: &mut Vehicle, held: Held) {
+    match held {
+        Held::Unchanged => {}
+        Held::Car(car) => {
+            vehicle.model = Some(car.model.clone());
+            vehicle.car = Some(*car);
+        }
+        Held::Quota => vehicle.car = None,
+    }
+}
+
+/// `POST /api/booking/price`: what `book` would price the same body at, with nothing stored
+/// and no availability check. A vehicle named by category only is priced as its principal
+/// model in model-based availability (whose cars a booking is offered first).
+pub fn price(request: &Request) -> Result<Response, Error> {
+    let body: BookingRequest = parse_body(&request.body)?;
+    let vehicle = body.required_vehicle()?;
+    let env = Env::load()?;
+    let quote = retry_on_conflict(|| {
+        let tx = Transaction::begin(Mode::ReadOnly)?;
+        let rules = env.rules();
+        let customer = match body.customer.as_ref().map(CustomerLookup::of) {
+            None | Some(CustomerLookup::New) => body.customer.clone().unwrap_or_default(),
+            Some(lookup) => catalogue::existing_customer(&tx, &lookup)?
+                .map(|found| found.value.customer)
+                .unwrap_or_default(),
+        };
+        let offices = catalogue::offices(&tx)?;
+        let agency = agency(&tx, &body, None, &env)?;
+        let terms = terms::check(&body, None, &customer, agency.as_ref(), &offices, &rules)?;
+        let mut vehicle = catalogue::vehicle(&tx, &VehicleRequest::from(vehicle.clone()), None)?;
+        if env.settings.availability == AvailabilityMode::Model && vehicle.model.is_none() {
+            vehicle.model = match vehicle.category.principal_model_id {
+                Some(id) => catalogue::get::<Model>(&tx, &id.to_string())?,
+                None => None,
+            };
+        }
+        Ok::<_, Error>(terms::price(
+            &terms,
+            &vehicle,
+            &body.additionals().unwrap_or_default(),
+            &catalogue::additionals(&tx)?,
+            &catalogue::tariffs(&tx, vehicle.category.id)?,
+            body.price,
+            &rules,
+        )?)
+    })?;
+    Ok(json(200, &PriceResponse::from(quote)))
+}

@@ -1,0 +1,57 @@
+-- wrk script for the booking rows of scripts/bench.
+--
+--   wrk ... -s scripts/bench-booking.lua URL -- book <threads> <base>
+--   wrk ... -s scripts/bench-booking.lua URL -- update <threads> <base> <first id> <count>
+--
+-- book: every request books a car of model 1 to 8 (in turn) for two days; the n-th booking of
+-- a model starts 3n days after <base> (Unix seconds), so every request finds a free car.
+-- update: every request moves the return of one of <count> bookings (Ids from <first id>,
+-- booked by scripts/bench with the same schedule from <base>) to one or two days after its
+-- start, in turn: each update changes the dates, so it re-checks availability, re-prices
+-- and records comments.
+
+local day = 86400
+local created = 0
+local mode, threads, base, first, count
+local sent = 0
+
+function setup(thread)
+  thread:set("thread_index", created)
+  created = created + 1
+end
+
+function init(args)
+  mode = args[1]
+  threads = tonumber(args[2])
+  base = tonumber(args[3])
+  first = tonumber(args[4] or "0")
+  count = tonumber(args[5] or "0")
+  wrk.headers["Content-Type"] = "application/json"
+end
+
+local function at(t)
+  return os.date("!%Y-%m-%dT%H:%M:%SZ", t)
+end
+
+-- The model and start of the j-th booking of the schedule.
+local function slot(j)
+  return j % 8 + 1, base + math.floor(j / 8) * 3 * day
+end
+
+function request()
+  local j = sent * threads + thread_index
+  sent = sent + 1
+  if mode == "book" then
+    local model, from = slot(j)
+    local body = string.format(
+      '{"Customer":{"Id":%d},"Car":{"Model":{"Id":%d}},"FromDate":"%s","ToDate":"%s",'
+        .. '"DeliveryPlace":{"Id":1},"ReturnPlace":{"Id":1}}',
+      j % 22 + 1, model, at(from), at(from + 2 * day))
+    return wrk.format("POST", "/api/booking/book", nil, body)
+  end
+  local k = j % count
+  local _, from = slot(k)
+  local body = string.format('{"Id":%d,"ToDate":"%s"}', first + k,
+    at(from + (1 + math.floor(j / count) % 2) * day))
+  return wrk.format("PUT", "/api/booking/update", nil, body)
+end
