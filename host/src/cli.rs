@@ -12,7 +12,7 @@ use crate::routes::PERMISSIONS;
 use crate::runtime::Runtime;
 use crate::server::App;
 use crate::storage::Storage;
-use crate::{auth, server, telemetry, tenancy};
+use crate::{auth, queue, server, telemetry, tenancy};
 
 #[derive(Debug, Parser)]
 #[command(name = "rentald", version, about = "The car-rental platform host")]
@@ -97,7 +97,8 @@ enum UserCommand {
 
 #[derive(Debug, Subcommand)]
 enum SecretCommand {
-    /// Set a secret; the value is read from standard input (trailing newline removed).
+    /// Set a secret; the value is all of standard input, trailing line breaks removed (a PEM
+    /// certificate or key may span lines).
     Set {
         #[arg(long)]
         tenant: String,
@@ -107,18 +108,22 @@ enum SecretCommand {
 
 #[derive(Debug, Subcommand)]
 enum SettingCommand {
-    /// Set a setting, e.g. time_zone, default_language, auth_failure_status, availability_mode.
+    /// Set a setting, e.g. time_zone, default_language, auth_failure_status, availability_mode,
+    /// banktwo.base_url, banktwo.ca_cert.
     Set {
         #[arg(long)]
         tenant: String,
         key: String,
+        /// The value; it may start with a hyphen (a PEM certificate does).
+        #[arg(allow_hyphen_values = true)]
         value: String,
     },
 }
 
 #[derive(Debug, Subcommand)]
 enum QueueCommand {
-    /// List pending and delivered messages.
+    /// List the messages: pending, processing, delivered and dead, with attempts and the last
+    /// error.
     List {
         #[arg(long)]
         tenant: String,
@@ -181,7 +186,7 @@ impl Cli {
                     .await
             }
             Command::Secret(SecretCommand::Set { tenant, name }) => {
-                let value = read_stdin_line()?;
+                let value = read_stdin_all()?;
                 storage.set_secret(&tenant, &name, &value).await?;
                 Ok(())
             }
@@ -203,6 +208,15 @@ impl Cli {
             }
         }
     }
+}
+
+/// All of standard input without its trailing line breaks: a secret may span lines (a PEM
+/// certificate or key).
+fn read_stdin_all() -> anyhow::Result<String> {
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut std::io::stdin().lock(), &mut text)
+        .context("reading standard input")?;
+    Ok(text.trim_end_matches(['\r', '\n']).to_owned())
 }
 
 fn read_stdin_line() -> anyhow::Result<String> {
@@ -239,6 +253,15 @@ async fn create_tenant(storage: &Storage, slug: &str, with_demo: bool) -> anyhow
     Ok(())
 }
 
+/// Stops a background task when the server stops.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
 async fn run_server(config: Config, storage: Storage) -> anyhow::Result<()> {
     let mut runtime = Runtime::new(config.limits, config.cache_dir.clone())?;
     runtime
@@ -258,6 +281,11 @@ async fn run_server(config: Config, storage: Storage) -> anyhow::Result<()> {
     println!("listening on http://{address}");
     std::io::stdout().flush()?;
     tracing::info!(%address, database = %crate::storage::redact(&config.database_url), "serving");
+    let consumer = tokio::spawn(queue::run(
+        app.clone(),
+        queue::Policy::new(config.queue_poll, config.limits.deadline),
+    ));
+    let _stop_consumer = AbortOnDrop(consumer);
     tokio::select! {
         result = server::serve(app, listener) => result,
         _ = tokio::signal::ctrl_c() => {

@@ -51,6 +51,10 @@ pub struct ServeArgs {
     /// Linear memory one component instance may use, in MiB [default: 64].
     #[arg(long, env = "RENTALD_MEMORY_LIMIT_MIB", value_name = "MIB")]
     pub memory_limit_mib: Option<usize>,
+    /// How often the queue consumer looks for due messages when idle, in milliseconds
+    /// [default: 500].
+    #[arg(long, env = "RENTALD_QUEUE_POLL_MS", value_name = "MS")]
+    pub queue_poll_ms: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
@@ -73,6 +77,7 @@ struct FileConfig {
     cache_dir: Option<PathBuf>,
     request_timeout_ms: Option<u64>,
     memory_limit_mib: Option<usize>,
+    queue_poll_ms: Option<u64>,
 }
 
 /// Settled configuration.
@@ -85,6 +90,8 @@ pub struct Config {
     pub components_dir: PathBuf,
     pub cache_dir: PathBuf,
     pub limits: Limits,
+    /// The queue consumer's idle poll interval.
+    pub queue_poll: Duration,
 }
 
 impl Config {
@@ -146,6 +153,13 @@ impl Config {
                 None => default_components_dir()?,
             },
             limits,
+            queue_poll: Duration::from_millis(
+                serve
+                    .and_then(|s| s.queue_poll_ms)
+                    .or(file.queue_poll_ms)
+                    .unwrap_or(500)
+                    .max(1),
+            ),
         })
     }
 }

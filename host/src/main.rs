@@ -5,6 +5,7 @@ mod bindings;
 mod capabilities;
 mod cli;
 mod config;
+mod queue;
 mod routes;
 mod runtime;
 mod server;

@@ -8,6 +8,9 @@ use http::Method;
 pub enum Access {
     /// A bearer token whose user holds this permission.
     Permission(&'static str),
+    /// Anyone: no token is read and the component sees no caller. Only the bank webhooks,
+    /// whose components authenticate the bank themselves (signature, shared secret).
+    Anonymous,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,6 +60,51 @@ pub static ROUTES: &[Route] = &[
     route(Method::GET, "/api/branchoffices", "listing", CATALOG_READ),
     route(Method::GET, "/api/customers", "listing", CATALOG_READ),
     route(Method::GET, "/api/cars", "listing", CATALOG_READ),
+    route(Method::POST, "/api/booking/book", "booking", BOOKINGS_WRITE),
+    route(
+        Method::PUT,
+        "/api/booking/update",
+        "booking",
+        BOOKINGS_WRITE,
+    ),
+    route(Method::POST, "/api/booking/price", "booking", BOOKINGS_READ),
+    route(
+        Method::POST,
+        "/api/booking/cancel",
+        "booking",
+        BOOKINGS_WRITE,
+    ),
+    route(Method::GET, "/api/booking/{id}", "booking", BOOKINGS_READ),
+    route(
+        Method::GET,
+        "/api/booking/{id}/history",
+        "booking",
+        BOOKINGS_READ,
+    ),
+    route(
+        Method::POST,
+        "/api/operations/deliver",
+        "booking",
+        BOOKINGS_WRITE,
+    ),
+    route(
+        Method::POST,
+        "/api/operations/return",
+        "booking",
+        BOOKINGS_WRITE,
+    ),
+    Route {
+        method: Method::POST,
+        path: "/api/bankone/webhooks",
+        component: "bankone",
+        access: Access::Anonymous,
+    },
+    Route {
+        method: Method::POST,
+        path: "/api/v1/banktwo/webhooks",
+        component: "banktwo",
+        access: Access::Anonymous,
+    },
 ];
 
 /// What the table says about a method and path.
@@ -117,6 +165,28 @@ mod tests {
     }
 
     #[test]
+    fn booking_routes_and_their_permissions() {
+        let access = |method: Method, path: &str| match find(&method, path) {
+            Matched::Route(route) => (route.component, route.access),
+            other => panic!("{method} {path}: {other:?}"),
+        };
+        let write = ("booking", Access::Permission(BOOKINGS_WRITE));
+        let read = ("booking", Access::Permission(BOOKINGS_READ));
+        assert_eq!(access(Method::POST, "/api/booking/book"), write);
+        assert_eq!(access(Method::PUT, "/api/booking/update"), write);
+        assert_eq!(access(Method::POST, "/api/booking/cancel"), write);
+        assert_eq!(access(Method::POST, "/api/operations/deliver"), write);
+        assert_eq!(access(Method::POST, "/api/operations/return"), write);
+        assert_eq!(access(Method::GET, "/api/booking/12"), read);
+        assert_eq!(access(Method::GET, "/api/booking/12/history"), read);
+        assert_eq!(access(Method::POST, "/api/booking/price"), read);
+        assert_eq!(
+            find(&Method::DELETE, "/api/booking/12"),
+            Matched::WrongMethod(vec![Method::GET])
+        );
+    }
+
+    #[test]
     fn placeholders_match_one_segment() {
         assert!(path_matches("/api/booking/{id}", "/api/booking/12"));
         assert!(!path_matches("/api/booking/{id}", "/api/booking/"));
@@ -126,8 +196,25 @@ mod tests {
     #[test]
     fn every_route_names_a_known_permission() {
         for route in ROUTES {
-            let Access::Permission(p) = route.access;
-            assert!(PERMISSIONS.contains(&p), "{}", route.path);
+            if let Access::Permission(p) = route.access {
+                assert!(PERMISSIONS.contains(&p), "{}", route.path);
+            }
         }
+    }
+
+    #[test]
+    fn only_the_bank_webhooks_are_anonymous() {
+        let anonymous: Vec<_> = ROUTES
+            .iter()
+            .filter(|r| r.access == Access::Anonymous)
+            .map(|r| (r.path, r.component))
+            .collect();
+        assert_eq!(
+            anonymous,
+            [
+                ("/api/bankone/webhooks", "bankone"),
+                ("/api/v1/banktwo/webhooks", "banktwo")
+            ]
+        );
     }
 }

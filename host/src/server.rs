@@ -217,6 +217,7 @@ impl App {
                     }
                 }
             }
+            Access::Anonymous => None,
         };
 
         let language = match query_param(request.uri().query(), "language") {
@@ -262,6 +263,7 @@ impl App {
         let guest_request = Request::from_parts(parts, Full::new(body));
         let context = RequestContext {
             tenant: front.tenant.clone(),
+            component: route.component,
             caller,
             language: front.language,
             correlation_id: front.correlation_id.to_owned(),

@@ -5,6 +5,8 @@
 //! places are derived from this test binary's own (`target/debug/deps/...`), or given by
 //! `RENTALD_BIN` and `RENTALD_COMPONENTS_DIR`.
 
+pub mod bank;
+
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -81,6 +83,15 @@ pub struct TestApp {
     data_dir: tempfile::TempDir,
     database: Database,
     child: Child,
+    options: Options,
+}
+
+/// Another `rentald serve` on a [`TestApp`]'s database (a second host sharing it); stopped
+/// when dropped.
+pub struct Peer {
+    pub addr: SocketAddr,
+    _child: Child,
+    _log_dir: tempfile::TempDir,
 }
 
 /// Options for starting a server.
@@ -90,6 +101,8 @@ pub struct Options {
     /// Replace the components directory (e.g. with a hostile component as `listing.wasm`).
     pub components_dir: Option<PathBuf>,
     pub request_timeout_ms: u64,
+    /// The queue consumer's idle poll interval.
+    pub queue_poll_ms: u64,
 }
 
 impl Options {
@@ -98,6 +111,7 @@ impl Options {
             backend,
             components_dir: None,
             request_timeout_ms: 5_000,
+            queue_poll_ms: 50,
         }
     }
 }
@@ -147,51 +161,7 @@ impl TestApp {
                 (url, Database::Postgres { admin_url, name })
             }
         };
-        let components = options
-            .components_dir
-            .clone()
-            .unwrap_or_else(components_dir);
-        let cache = target_dir().join("test-component-cache");
-        let mut child = Command::new(rentald_bin())
-            .arg("--database-url")
-            .arg(&database_url)
-            .arg("--data-dir")
-            .arg(data_dir.path())
-            .arg("serve")
-            .arg("--listen")
-            .arg("127.0.0.1:0")
-            .arg("--base-domain")
-            .arg(BASE_DOMAIN)
-            .arg("--components-dir")
-            .arg(&components)
-            .arg("--cache-dir")
-            .arg(&cache)
-            .arg("--request-timeout-ms")
-            .arg(options.request_timeout_ms.to_string())
-            .env("RUST_LOG", "warn")
-            .stdout(Stdio::piped())
-            .stderr(std::fs::File::create(data_dir.path().join("rentald.log")).expect("log file"))
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap_or_else(|e| panic!("starting {}: {e}", rentald_bin().display()));
-        let stdout = child.stdout.take().expect("piped stdout");
-        let mut lines = BufReader::new(stdout).lines();
-        let addr = tokio::time::timeout(Duration::from_secs(120), async {
-            while let Some(line) = lines.next_line().await? {
-                if let Some(addr) = line.strip_prefix("listening on http://") {
-                    return Ok(addr.parse::<SocketAddr>()?);
-                }
-            }
-            anyhow::bail!("rentald exited before listening")
-        })
-        .await;
-        let addr = match addr {
-            Ok(Ok(addr)) => addr,
-            other => panic!(
-                "rentald did not start ({other:?}); its log:\n{}",
-                std::fs::read_to_string(data_dir.path().join("rentald.log")).unwrap_or_default()
-            ),
-        };
+        let (child, addr) = start_server(&database_url, data_dir.path(), &options).await;
         Some(Self {
             addr,
             client: client(),
@@ -199,7 +169,95 @@ impl TestApp {
             data_dir,
             database,
             child,
+            options,
         })
+    }
+
+    /// Starts a second host on this server's database, with the same options.
+    pub async fn start_peer(&self) -> Peer {
+        let log_dir = tempfile::tempdir().expect("temporary directory");
+        let (child, addr) = start_server(&self.database_url, log_dir.path(), &self.options).await;
+        Peer {
+            addr,
+            _child: child,
+            _log_dir: log_dir,
+        }
+    }
+
+    /// Runs SQL statements on this server's database (to stage what tests cannot reach
+    /// through the API, such as a message delivered twice).
+    pub async fn sql(&self, statement: &str) {
+        use sqlx::Connection as _;
+        sqlx::any::install_default_drivers();
+        let mut conn = sqlx::AnyConnection::connect(&self.database_url)
+            .await
+            .expect("connecting to the test database");
+        sqlx::raw_sql(statement)
+            .execute(&mut conn)
+            .await
+            .unwrap_or_else(|e| panic!("{statement}: {e}"));
+    }
+
+    /// The value of a query that returns one integer (e.g. a `COUNT(*)`), on this server's
+    /// database.
+    pub async fn sql_count(&self, query: &str) -> i64 {
+        use sqlx::Connection as _;
+        sqlx::any::install_default_drivers();
+        let mut conn = sqlx::AnyConnection::connect(&self.database_url)
+            .await
+            .expect("connecting to the test database");
+        sqlx::query_scalar(query)
+            .fetch_one(&mut conn)
+            .await
+            .unwrap_or_else(|e| panic!("{query}: {e}"))
+    }
+
+    /// The tenant's queued messages (`rentald queue list --json`), oldest first.
+    pub async fn queue(&self, tenant: &str) -> Vec<Value> {
+        self.cli_ok(&["queue", "list", "--tenant", tenant, "--json"], None)
+            .await
+            .lines()
+            .map(|line| serde_json::from_str(line).expect("a JSON line"))
+            .collect()
+    }
+
+    /// Waits (up to 30 s) until no message of the tenant is pending or processing, and
+    /// returns the queue.
+    pub async fn settled_queue(&self, tenant: &str) -> Vec<Value> {
+        let started = std::time::Instant::now();
+        loop {
+            let queue = self.queue(tenant).await;
+            let open = queue
+                .iter()
+                .any(|m| m["status"] == "pending" || m["status"] == "processing");
+            if !open {
+                return queue;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "the queue did not settle: {queue:#?}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// POST without a token, with headers and a raw body.
+    pub async fn post_raw(
+        &self,
+        tenant: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &str,
+    ) -> reqwest::Response {
+        let mut request = self
+            .client
+            .post(self.url(tenant, path))
+            .header("content-type", "application/json")
+            .body(body.to_owned());
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        request.send().await.expect("POST")
     }
 
     /// Runs an operator command against this server's database.
@@ -352,6 +410,62 @@ impl Drop for TestApp {
             })
             .join();
         }
+    }
+}
+
+/// Starts `rentald serve` on `database_url` and waits for the address it listens on.
+async fn start_server(
+    database_url: &str,
+    data_dir: &Path,
+    options: &Options,
+) -> (Child, SocketAddr) {
+    let components = options
+        .components_dir
+        .clone()
+        .unwrap_or_else(components_dir);
+    let cache = target_dir().join("test-component-cache");
+    let log = data_dir.join("rentald.log");
+    let mut child = Command::new(rentald_bin())
+        .arg("--database-url")
+        .arg(database_url)
+        .arg("--data-dir")
+        .arg(data_dir)
+        .arg("serve")
+        .arg("--listen")
+        .arg("127.0.0.1:0")
+        .arg("--base-domain")
+        .arg(BASE_DOMAIN)
+        .arg("--components-dir")
+        .arg(&components)
+        .arg("--cache-dir")
+        .arg(&cache)
+        .arg("--request-timeout-ms")
+        .arg(options.request_timeout_ms.to_string())
+        .arg("--queue-poll-ms")
+        .arg(options.queue_poll_ms.to_string())
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(&log).expect("log file"))
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap_or_else(|e| panic!("starting {}: {e}", rentald_bin().display()));
+    let stdout = child.stdout.take().expect("piped stdout");
+    let mut lines = BufReader::new(stdout).lines();
+    let addr = tokio::time::timeout(Duration::from_secs(120), async {
+        while let Some(line) = lines.next_line().await? {
+            if let Some(addr) = line.strip_prefix("listening on http://") {
+                return Ok(addr.parse::<SocketAddr>()?);
+            }
+        }
+        anyhow::bail!("rentald exited before listening")
+    })
+    .await;
+    match addr {
+        Ok(Ok(addr)) => (child, addr),
+        other => panic!(
+            "rentald did not start ({other:?}); its log:\n{}",
+            std::fs::read_to_string(&log).unwrap_or_default()
+        ),
     }
 }
 

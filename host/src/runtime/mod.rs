@@ -12,7 +12,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use bytes::Bytes;
 use http_body_util::BodyExt as _;
-use wasmtime::component::{HasSelf, Linker};
+use wasmtime::component::Linker;
 use wasmtime::{
     Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, UpdateDeadline,
 };
@@ -25,7 +25,12 @@ pub use state::{Caller, HostState, RequestContext};
 use crate::storage::Storage;
 
 /// The components the platform ships, each serving a group of endpoints.
-pub const PLATFORM_COMPONENTS: &[&str] = &["listing"];
+pub const PLATFORM_COMPONENTS: &[&str] = &["listing", "booking", "bankone", "banktwo", "reconcile"];
+
+/// The components linked against the `webhook-platform` world (their own secrets and the
+/// bank); every other component gets the `platform` world only, and fails to load if it
+/// imports more.
+pub const WEBHOOK_COMPONENTS: &[&str] = &["bankone", "banktwo"];
 
 /// How much a single request may use.
 #[derive(Debug, Clone, Copy)]
@@ -36,6 +41,14 @@ pub struct Limits {
     pub memory_bytes: usize,
     /// Instances alive at once (the pooling allocator's slots).
     pub max_instances: u32,
+}
+
+impl Limits {
+    /// How long a component's question to a bank may take: under the request's deadline, so
+    /// that the component can still answer (503) when the bank is slow.
+    pub fn bank_timeout(&self) -> Duration {
+        (self.deadline * 3 / 4).min(Duration::from_secs(5))
+    }
 }
 
 impl Default for Limits {
@@ -64,10 +77,29 @@ pub enum Outcome {
 
 pub struct Runtime {
     engine: Engine,
-    linker: Linker<HostState>,
+    /// What API components are linked against (the `platform` world).
+    api_linker: Linker<HostState>,
+    /// What the webhook components are linked against (the `webhook-platform` world).
+    webhook_linker: Linker<HostState>,
     cache: cache::CompiledCache,
     limits: Limits,
     defaults: HashMap<String, Arc<LoadedComponent>>,
+}
+
+/// A linker with the full WASI p2 command imports (a Rust std guest imports environment, exit
+/// and the terminal interfaces), with nothing granted in the context: no directories, no
+/// environment, no sockets. Of wasi:http only the types are linked, not the outgoing handler:
+/// a component cannot make HTTP calls of its own.
+fn wasi_linker(engine: &Engine) -> anyhow::Result<Linker<HostState>> {
+    let mut linker = Linker::new(engine);
+    wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+    let options = wasmtime_wasi_http::p2::bindings::LinkOptions::default();
+    wasmtime_wasi_http::p2::bindings::http::types::add_to_linker::<_, WasiHttp>(
+        &mut linker,
+        &options.into(),
+        HostState::http,
+    )?;
+    Ok(linker)
 }
 
 /// Interval of the epoch ticker: how often a running guest yields to the executor (and so how
@@ -102,24 +134,16 @@ impl Runtime {
                 }
             })?;
 
-        let mut linker = Linker::new(&engine);
-        // The full WASI p2 command imports (a Rust std guest imports environment, exit and the
-        // terminal interfaces) with nothing granted in the context: no directories, no
-        // environment, no sockets. Of wasi:http only the types are linked, not the outgoing
-        // handler: a component cannot make HTTP calls of its own.
-        wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
-        let options = wasmtime_wasi_http::p2::bindings::LinkOptions::default();
-        wasmtime_wasi_http::p2::bindings::http::types::add_to_linker::<_, WasiHttp>(
-            &mut linker,
-            &options.into(),
-            HostState::http,
-        )?;
-        crate::bindings::Platform::add_to_linker::<_, HasSelf<HostState>>(&mut linker, |s| s)?;
+        let mut api_linker = wasi_linker(&engine)?;
+        crate::bindings::add_api_imports(&mut api_linker)?;
+        let mut webhook_linker = wasi_linker(&engine)?;
+        crate::bindings::add_webhook_imports(&mut webhook_linker)?;
 
         let cache = cache::CompiledCache::new(&engine, cache_dir)?;
         Ok(Self {
             engine,
-            linker,
+            api_linker,
+            webhook_linker,
             cache,
             limits,
             defaults: HashMap::new(),
@@ -139,11 +163,21 @@ impl Runtime {
         Ok(())
     }
 
-    /// Compiles (or fetches from the cache) and links one component file.
+    /// Compiles (or fetches from the cache) and links one component file, against the
+    /// webhook world when `name` is a webhook component and the platform world otherwise.
     pub fn load(&self, name: &str, path: &Path) -> anyhow::Result<LoadedComponent> {
         let wasm = std::fs::read(path)?;
         let (hash, component) = self.cache.component(&self.engine, &wasm)?;
-        let pre = ProxyPre::new(self.linker.instantiate_pre(&component)?)?;
+        let (linker, world) = if WEBHOOK_COMPONENTS.contains(&name) {
+            (&self.webhook_linker, "webhook-platform")
+        } else {
+            (&self.api_linker, "platform")
+        };
+        let pre = linker
+            .instantiate_pre(&component)
+            .map_err(anyhow::Error::from)
+            .with_context(|| format!("component {name} imports more than the {world} world"))?;
+        let pre = ProxyPre::new(pre)?;
         tracing::info!(component = name, sha256 = %hash, "component ready");
         Ok(LoadedComponent { pre })
     }
@@ -169,7 +203,12 @@ impl Runtime {
         let deadline = self.limits.deadline;
         let mut store = Store::new(
             &self.engine,
-            HostState::new(request, storage, self.limits.memory_bytes),
+            HostState::new(
+                request,
+                storage,
+                self.limits.memory_bytes,
+                self.limits.bank_timeout(),
+            ),
         );
         store.limiter(|state| &mut state.limits);
         // Yield to the executor at every tick so that the deadline below can cancel a guest

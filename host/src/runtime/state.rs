@@ -1,6 +1,7 @@
 //! What a store holds for one request.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use rental_domain::Language;
 use wasmtime::component::ResourceTable;
@@ -24,6 +25,8 @@ pub struct Caller {
 #[derive(Debug, Clone)]
 pub struct RequestContext {
     pub tenant: Arc<Tenant>,
+    /// The component serving the request: what its secrets and its bank are named after.
+    pub component: &'static str,
     pub caller: Option<Caller>,
     pub language: Language,
     pub correlation_id: String,
@@ -37,13 +40,20 @@ pub struct HostState {
     pub(crate) request: RequestContext,
     pub(crate) storage: Storage,
     pub(crate) open_transactions: u32,
+    /// How long a question to a bank may take.
+    pub(crate) bank_timeout: Duration,
 }
 
 /// Resources (streams, fields, transactions) one request may hold at once.
 const MAX_RESOURCES: usize = 1_000;
 
 impl HostState {
-    pub fn new(request: RequestContext, storage: Storage, memory_bytes: usize) -> Self {
+    pub fn new(
+        request: RequestContext,
+        storage: Storage,
+        memory_bytes: usize,
+        bank_timeout: Duration,
+    ) -> Self {
         let mut table = ResourceTable::new();
         table.set_max_capacity(MAX_RESOURCES);
         Self {
@@ -61,6 +71,7 @@ impl HostState {
             request,
             storage,
             open_transactions: 0,
+            bank_timeout,
         }
     }
 }

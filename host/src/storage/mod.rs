@@ -54,6 +54,17 @@ impl Backend {
             (Self::Postgres, Mode::ReadWrite) => "BEGIN ISOLATION LEVEL READ COMMITTED",
         }
     }
+
+    /// What the queue's claim adds to the rows it selects. PostgreSQL locks them and skips
+    /// rows another consumer holds, so consumers on many hosts share the queue without waiting
+    /// on each other; SQLite has one writer at a time, so the claim statement is already
+    /// alone.
+    fn claim_lock(self) -> &'static str {
+        match self {
+            Self::Sqlite => "",
+            Self::Postgres => " FOR UPDATE SKIP LOCKED",
+        }
+    }
 }
 
 /// A handle on the database; cheap to clone.

@@ -61,3 +61,133 @@ impl Storage {
             .collect()
     }
 }
+
+/// A message claimed for delivery. It stays invisible to other consumers until its lease
+/// ends; [`Storage::ack_message`], [`Storage::retry_message`] and
+/// [`Storage::dead_letter_message`] settle it, and only while this claim is still the latest
+/// (`attempts` identifies the claim).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Claimed {
+    pub id: i64,
+    pub tenant: String,
+    pub topic: String,
+    pub payload: String,
+    /// Claims so far, this one included.
+    pub attempts: i64,
+}
+
+impl Storage {
+    /// Claims up to `limit` due messages of `topic`, oldest due first: pending ones whose
+    /// backoff has passed, and processing ones whose lease ran out (their consumer died).
+    /// Each becomes `processing` with one more attempt and a lease of `lease`. Messages whose
+    /// lease ran out after `max_attempts` claims are dead-lettered instead.
+    pub async fn claim_messages(
+        &self,
+        topic: &str,
+        limit: i64,
+        lease: std::time::Duration,
+        max_attempts: i64,
+    ) -> anyhow::Result<Vec<Claimed>> {
+        let now = super::now_micros();
+        sqlx::query(
+            "UPDATE queue SET status = 'dead', \
+             last_error = 'its consumer did not finish in time, attempts exhausted' \
+             WHERE status = 'processing' AND available_at <= $1 AND topic = $2 \
+             AND attempts >= $3",
+        )
+        .bind(now)
+        .bind(topic)
+        .bind(max_attempts)
+        .execute(self.pool())
+        .await?;
+        let lease_end = now.saturating_add(i64::try_from(lease.as_micros()).unwrap_or(i64::MAX));
+        let sql = format!(
+            "UPDATE queue SET status = 'processing', attempts = attempts + 1, available_at = $1 \
+             WHERE id IN (SELECT id FROM queue \
+                 WHERE status IN ('pending', 'processing') AND available_at <= $2 \
+                 AND topic = $3 ORDER BY available_at, id LIMIT $4{lock}) \
+             RETURNING id, tenant, topic, payload, attempts",
+            lock = self.backend().claim_lock()
+        );
+        let rows = sqlx::query(&sql)
+            .bind(lease_end)
+            .bind(now)
+            .bind(topic)
+            .bind(limit)
+            .fetch_all(self.pool())
+            .await?;
+        let mut claimed = rows
+            .iter()
+            .map(|row| {
+                Ok(Claimed {
+                    id: row.try_get(0)?,
+                    tenant: row.try_get(1)?,
+                    topic: row.try_get(2)?,
+                    payload: row.try_get(3)?,
+                    attempts: row.try_get(4)?,
+                })
+            })
+            .collect::<Result<Vec<_>, sqlx::Error>>()?;
+        claimed.sort_by_key(|m| m.id);
+        Ok(claimed)
+    }
+
+    /// Marks a claimed message delivered. False when the claim was lost (its lease ran out
+    /// and another consumer took it).
+    pub async fn ack_message(&self, message: &Claimed) -> anyhow::Result<bool> {
+        let updated = sqlx::query(
+            "UPDATE queue SET status = 'delivered', delivered_at = $3, last_error = NULL \
+             WHERE id = $1 AND attempts = $2 AND status = 'processing'",
+        )
+        .bind(message.id)
+        .bind(message.attempts)
+        .bind(super::now_micros())
+        .execute(self.pool())
+        .await?;
+        Ok(updated.rows_affected() == 1)
+    }
+
+    /// Puts a claimed message back for another attempt after `backoff`, or dead-letters it
+    /// when it has had `max_attempts`; `error` is kept as its `last_error`.
+    pub async fn retry_message(
+        &self,
+        message: &Claimed,
+        error: &str,
+        backoff: std::time::Duration,
+        max_attempts: i64,
+    ) -> anyhow::Result<bool> {
+        let due = super::now_micros()
+            .saturating_add(i64::try_from(backoff.as_micros()).unwrap_or(i64::MAX));
+        let updated = sqlx::query(
+            "UPDATE queue SET status = CASE WHEN attempts >= $4 THEN 'dead' ELSE 'pending' END, \
+             available_at = $3, last_error = $5 \
+             WHERE id = $1 AND attempts = $2 AND status = 'processing'",
+        )
+        .bind(message.id)
+        .bind(message.attempts)
+        .bind(due)
+        .bind(max_attempts)
+        .bind(error)
+        .execute(self.pool())
+        .await?;
+        Ok(updated.rows_affected() == 1)
+    }
+
+    /// Dead-letters a claimed message that can never be delivered, with the reason.
+    pub async fn dead_letter_message(
+        &self,
+        message: &Claimed,
+        reason: &str,
+    ) -> anyhow::Result<bool> {
+        let updated = sqlx::query(
+            "UPDATE queue SET status = 'dead', last_error = $3 \
+             WHERE id = $1 AND attempts = $2 AND status = 'processing'",
+        )
+        .bind(message.id)
+        .bind(message.attempts)
+        .bind(reason)
+        .execute(self.pool())
+        .await?;
+        Ok(updated.rows_affected() == 1)
+    }
+}

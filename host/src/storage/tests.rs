@@ -440,3 +440,168 @@ async fn sequences_hand_out_each_value_once() {
     }
     dbs.drop_all().await;
 }
+
+async fn publish(store: &Storage, tenant: &str, topic: &str, payload: &str) {
+    let mut tx = store.begin(tenant, Mode::ReadWrite).await.unwrap().unwrap();
+    assert!(tx.publish(topic, payload, None).await.unwrap().unwrap());
+    tx.commit().await.unwrap().unwrap();
+}
+
+fn status_of(messages: &[super::queue::QueueMessage], id: i64) -> (String, i64, Option<String>) {
+    let message = messages.iter().find(|m| m.id == id).unwrap();
+    (
+        message.status.clone(),
+        message.attempts,
+        message.last_error.clone(),
+    )
+}
+
+/// A message goes pending -> processing -> delivered, back to pending with a backoff, or dead;
+/// a claim whose lease ran out can no longer settle its message.
+#[tokio::test]
+async fn queue_messages_are_claimed_settled_and_dead_lettered() {
+    use std::time::Duration;
+    let dbs = Databases::new().await;
+    let long = Duration::from_secs(60);
+    for (backend, store) in &dbs.stores {
+        publish(store, "a", "t", "{\"n\":1}").await;
+        publish(store, "b", "t", "{\"n\":2}").await;
+        publish(store, "a", "other", "{\"n\":3}").await;
+
+        let claimed = store.claim_messages("t", 10, long, 3).await.unwrap();
+        assert_eq!(claimed.len(), 2, "{backend}: both tenants, one topic");
+        assert!(claimed.iter().all(|m| m.attempts == 1 && m.topic == "t"));
+        assert!(
+            store
+                .claim_messages("t", 10, long, 3)
+                .await
+                .unwrap()
+                .is_empty(),
+            "{backend}: claimed messages are invisible"
+        );
+        let (one, two) = (&claimed[0], &claimed[1]);
+        assert_eq!(
+            (one.tenant.as_str(), one.payload.as_str()),
+            ("a", "{\"n\":1}")
+        );
+
+        assert!(store.ack_message(one).await.unwrap(), "{backend}");
+        assert!(
+            !store.ack_message(one).await.unwrap(),
+            "{backend}: settled once"
+        );
+        assert!(
+            store
+                .retry_message(two, "boom", Duration::ZERO, 3)
+                .await
+                .unwrap()
+        );
+        let again = store.claim_messages("t", 10, long, 3).await.unwrap();
+        assert_eq!(again.len(), 1, "{backend}: due again after its backoff");
+        assert_eq!((again[0].id, again[0].attempts), (two.id, 2));
+        assert!(
+            !store.ack_message(two).await.unwrap(),
+            "{backend}: an older claim cannot settle it"
+        );
+        assert!(
+            store
+                .retry_message(&again[0], "still", Duration::from_secs(3600), 3)
+                .await
+                .unwrap()
+        );
+        assert!(
+            store
+                .claim_messages("t", 10, long, 3)
+                .await
+                .unwrap()
+                .is_empty(),
+            "{backend}: not due during its backoff"
+        );
+        let a = store.queue_messages("a", None).await.unwrap();
+        assert_eq!(status_of(&a, one.id), ("delivered".to_owned(), 1, None));
+        let b = store.queue_messages("b", None).await.unwrap();
+        assert_eq!(
+            status_of(&b, two.id),
+            ("pending".to_owned(), 2, Some("still".to_owned()))
+        );
+
+        // A lease that runs out makes the message claimable again; the last attempt's failure
+        // and a permanent failure dead-letter it.
+        publish(store, "a", "lease", "{}").await;
+        let first = store
+            .claim_messages("lease", 1, Duration::ZERO, 2)
+            .await
+            .unwrap();
+        let second = store
+            .claim_messages("lease", 1, Duration::ZERO, 2)
+            .await
+            .unwrap();
+        assert_eq!(second[0].id, first[0].id, "{backend}: reclaimed");
+        assert_eq!(second[0].attempts, 2);
+        assert!(!store.ack_message(&first[0]).await.unwrap(), "{backend}");
+        assert!(
+            store
+                .claim_messages("lease", 1, Duration::ZERO, 2)
+                .await
+                .unwrap()
+                .is_empty(),
+            "{backend}: attempts exhausted"
+        );
+        publish(store, "a", "dead", "{}").await;
+        let doomed = store.claim_messages("dead", 1, long, 5).await.unwrap();
+        assert!(
+            store
+                .dead_letter_message(&doomed[0], "booking 7 does not exist")
+                .await
+                .unwrap()
+        );
+        let a = store.queue_messages("a", None).await.unwrap();
+        assert_eq!(status_of(&a, first[0].id).0, "dead", "{backend}");
+        assert_eq!(
+            status_of(&a, doomed[0].id),
+            (
+                "dead".to_owned(),
+                1,
+                Some("booking 7 does not exist".to_owned())
+            )
+        );
+    }
+    dbs.drop_all().await;
+}
+
+/// Consumers claiming at the same time never get the same message.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_claims_share_the_queue() {
+    let dbs = Databases::new().await;
+    for (backend, store) in &dbs.stores {
+        for n in 0..40 {
+            publish(store, "a", "shared", &format!("{{\"n\":{n}}}")).await;
+        }
+        let consumers: Vec<_> = (0..4)
+            .map(|_| {
+                let store = store.clone();
+                tokio::spawn(async move {
+                    let mut mine = Vec::new();
+                    loop {
+                        let claimed = store
+                            .claim_messages("shared", 3, std::time::Duration::from_secs(60), 5)
+                            .await
+                            .unwrap();
+                        if claimed.is_empty() {
+                            return mine;
+                        }
+                        mine.extend(claimed.into_iter().map(|m| m.id));
+                    }
+                })
+            })
+            .collect();
+        let mut all = Vec::new();
+        for consumer in consumers {
+            all.extend(consumer.await.unwrap());
+        }
+        let distinct: BTreeSet<_> = all.iter().collect();
+        assert_eq!(all.len(), 40, "{backend}: every message claimed");
+        assert_eq!(distinct.len(), 40, "{backend}: none twice");
+    }
+    dbs.drop_all().await;
+}

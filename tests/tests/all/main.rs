@@ -3,7 +3,9 @@
 #![expect(clippy::unwrap_used, reason = "a failed unwrap is a failed test")]
 
 mod auth;
+mod booking;
 mod cli;
 mod front;
 mod listing;
 mod sandbox;
+mod webhooks;

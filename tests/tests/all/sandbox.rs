@@ -5,9 +5,19 @@ use std::time::Duration;
 use rentald_tests::{Backend, Options, TestApp, components_dir};
 use serde_json::Value;
 
-/// A server whose `listing` component is the hostile test component, with a 1 s deadline.
+/// A server whose `listing` component is the hostile test component (the other components
+/// are the real ones), with a 1 s deadline.
 async fn hostile_app() -> (TestApp, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir(components_dir()).unwrap() {
+        let path = entry.unwrap().path();
+        if path
+            .extension()
+            .is_some_and(|extension| extension == "wasm")
+        {
+            std::fs::copy(&path, dir.path().join(path.file_name().unwrap())).unwrap();
+        }
+    }
     std::fs::copy(
         components_dir().join("hostile.wasm"),
         dir.path().join("listing.wasm"),

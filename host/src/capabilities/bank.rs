@@ -1,0 +1,302 @@
+//! `rental:platform/bank`: asks a bank for a settlement over mutually authenticated TLS.
+//!
+//! The client is built per call from the tenant's configuration, so a new certificate or CA
+//! applies at once and nothing is shared between tenants:
+//!
+//! | name | kind | what |
+//! |---|---|---|
+//! | `{bank}.base_url` | setting | `https://...`; the settlement is `GET {base_url}/settlements/{id}` |
+//! | `{bank}.client_cert` | secret | PEM: the tenant's client certificate (and chain) |
+//! | `{bank}.client_key` | secret | PEM: its private key (PKCS#8, PKCS#1 or SEC1) |
+//! | `{bank}.ca_cert` | setting, else secret | PEM: the bank's CA, the only trust root |
+//!
+//! A component may only ask its own bank (`banktwo` asks `banktwo`). Key material never
+//! reaches a log or an error message.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rustls::RootCertStore;
+use rustls::pki_types::pem::PemObject as _;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use serde::Deserialize;
+
+use crate::bindings::bank::{self, BankError, Settlement};
+use crate::runtime::HostState;
+use crate::storage::Storage;
+use crate::storage::admin::Tenant;
+
+/// The largest answer read from a bank.
+const MAX_ANSWER: usize = 64 << 10;
+
+/// A bank as a tenant configured it.
+pub struct BankConfig {
+    base_url: url::Url,
+    client_cert: String,
+    client_key: String,
+    ca_cert: String,
+}
+
+impl std::fmt::Debug for BankConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BankConfig")
+            .field("base_url", &self.base_url.as_str())
+            .finish_non_exhaustive()
+    }
+}
+
+fn not_configured(bank: &str, what: &str) -> BankError {
+    BankError::NotConfigured(format!("{bank}.{what} is not set"))
+}
+
+impl BankConfig {
+    /// Reads the configuration of `bank` for `tenant`. `Err(_)`: a database fault;
+    /// `Ok(Err(_))`: something is missing or unusable.
+    pub async fn load(
+        storage: &Storage,
+        tenant: &Tenant,
+        bank: &str,
+    ) -> Result<Result<Self, BankError>, sqlx::Error> {
+        let setting = |what: &str| tenant.settings.get(&format!("{bank}.{what}")).cloned();
+        let secret = |what: &str| {
+            let name = format!("{bank}.{what}");
+            async move { storage.secret(&tenant.slug, &name).await }
+        };
+        let Some(base_url) = setting("base_url") else {
+            return Ok(Err(not_configured(bank, "base_url")));
+        };
+        let base_url = match url::Url::parse(&base_url) {
+            Ok(url) if url.scheme() == "https" && url.host().is_some() => url,
+            _ => {
+                return Ok(Err(BankError::NotConfigured(format!(
+                    "{bank}.base_url is not an https URL"
+                ))));
+            }
+        };
+        let Some(client_cert) = secret("client_cert").await? else {
+            return Ok(Err(not_configured(bank, "client_cert")));
+        };
+        let Some(client_key) = secret("client_key").await? else {
+            return Ok(Err(not_configured(bank, "client_key")));
+        };
+        let ca_cert = match setting("ca_cert") {
+            Some(ca) => ca,
+            None => match secret("ca_cert").await? {
+                Some(ca) => ca,
+                None => return Ok(Err(not_configured(bank, "ca_cert"))),
+            },
+        };
+        Ok(Ok(Self {
+            base_url,
+            client_cert,
+            client_key,
+            ca_cert,
+        }))
+    }
+
+    /// The rustls client configuration: the bank's CA as the only root, the tenant's
+    /// certificate and key for client authentication.
+    fn tls(&self) -> Result<rustls::ClientConfig, BankError> {
+        let bad = |what: &str| BankError::NotConfigured(format!("the {what} is not valid PEM"));
+        let mut roots = RootCertStore::empty();
+        for cert in CertificateDer::pem_slice_iter(self.ca_cert.as_bytes()) {
+            roots
+                .add(cert.map_err(|_| bad("bank's CA certificate"))?)
+                .map_err(|_| bad("bank's CA certificate"))?;
+        }
+        if roots.is_empty() {
+            return Err(bad("bank's CA certificate"));
+        }
+        let chain = CertificateDer::pem_slice_iter(self.client_cert.as_bytes())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|_| bad("client certificate"))?;
+        if chain.is_empty() {
+            return Err(bad("client certificate"));
+        }
+        let key = PrivateKeyDer::from_pem_slice(self.client_key.as_bytes())
+            .map_err(|_| bad("client key"))?;
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(|e| BankError::NotConfigured(format!("TLS: {e}")))?
+            .with_root_certificates(roots)
+            .with_client_auth_cert(chain, key)
+            .map_err(|_| {
+                BankError::NotConfigured("the client certificate and key do not match".to_owned())
+            })
+    }
+
+    /// `{base_url}/settlements/{id}`, the id as one escaped path segment.
+    fn settlement_url(&self, settlement_id: &str) -> Result<url::Url, BankError> {
+        let mut url = self.base_url.clone();
+        url.path_segments_mut()
+            .map_err(|()| BankError::NotConfigured("the base URL cannot have a path".to_owned()))?
+            .pop_if_empty()
+            .push("settlements")
+            .push(settlement_id);
+        url.set_query(None);
+        Ok(url)
+    }
+}
+
+/// The bank's answer: `{"SettlementId", "Reference", "Amount", "Currency", "Status"}`.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+struct Answer {
+    settlement_id: String,
+    reference: String,
+    /// A decimal string, or a number kept as written (serde_json's arbitrary precision).
+    amount: serde_json::Value,
+    currency: String,
+    status: String,
+}
+
+/// An error with its causes, without key material (rustls and reqwest never print keys).
+fn describe(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+/// Asks the bank for `settlement_id`. `Ok(None)`: the bank answered 404.
+pub async fn confirm(
+    config: &BankConfig,
+    settlement_id: &str,
+    timeout: Duration,
+) -> Result<Option<Settlement>, BankError> {
+    let url = config.settlement_url(settlement_id)?;
+    let client = reqwest::Client::builder()
+        .use_preconfigured_tls(config.tls()?)
+        .https_only(true)
+        .redirect(reqwest::redirect::Policy::none())
+        .no_proxy()
+        .timeout(timeout)
+        .build()
+        .map_err(|e| BankError::NotConfigured(describe(&e)))?;
+    let mut response = client
+        .get(url)
+        .header(http::header::ACCEPT, "application/json")
+        .send()
+        .await
+        .map_err(|e| BankError::Unreachable(describe(&e)))?;
+    let status = response.status();
+    if status == http::StatusCode::NOT_FOUND {
+        return Ok(None);
+    }
+    if !status.is_success() {
+        return Err(BankError::Refused(format!("the bank answered {status}")));
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|e| BankError::Unreachable(describe(&e)))?
+    {
+        body.extend_from_slice(&chunk);
+        if body.len() > MAX_ANSWER {
+            return Err(BankError::BadAnswer("the answer is too large".to_owned()));
+        }
+    }
+    let answer: Answer =
+        serde_json::from_slice(&body).map_err(|e| BankError::BadAnswer(e.to_string()))?;
+    let amount = match answer.amount {
+        serde_json::Value::String(text) => text,
+        serde_json::Value::Number(number) => number.to_string(),
+        other => return Err(BankError::BadAnswer(format!("Amount is {other}"))),
+    };
+    Ok(Some(Settlement {
+        settlement_id: answer.settlement_id,
+        reference: answer.reference,
+        amount,
+        currency: answer.currency,
+        status: answer.status,
+    }))
+}
+
+impl bank::Host for HostState {
+    async fn confirm_settlement(
+        &mut self,
+        bank: String,
+        settlement_id: String,
+    ) -> wasmtime::Result<Result<Option<Settlement>, BankError>> {
+        if bank != self.request.component {
+            return Ok(Err(BankError::NotConfigured(format!(
+                "component {} may only ask its own bank",
+                self.request.component
+            ))));
+        }
+        let config = match BankConfig::load(&self.storage, &self.request.tenant, &bank)
+            .await
+            .map_err(|e| wasmtime::Error::from_anyhow(e.into()))?
+        {
+            Ok(config) => config,
+            Err(error) => return Ok(Err(error)),
+        };
+        let started = std::time::Instant::now();
+        let answer = confirm(&config, &settlement_id, self.bank_timeout).await;
+        match &answer {
+            Ok(found) => tracing::info!(
+                bank,
+                settlement = %settlement_id,
+                found = found.is_some(),
+                millis = started.elapsed().as_millis() as u64,
+                "asked the bank"
+            ),
+            Err(error) => tracing::warn!(
+                bank,
+                settlement = %settlement_id,
+                error = ?error,
+                "the bank did not confirm"
+            ),
+        }
+        Ok(answer)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(base: &str) -> BankConfig {
+        BankConfig {
+            base_url: url::Url::parse(base).unwrap(),
+            client_cert: String::new(),
+            client_key: "-----BEGIN PRIVATE KEY-----\nsecret\n-----END PRIVATE KEY-----".to_owned(),
+            ca_cert: String::new(),
+        }
+    }
+
+    #[test]
+    fn the_settlement_id_is_one_escaped_segment() {
+        for base in [
+            "https://bank.test",
+            "https://bank.test/",
+            "https://bank.test/?x=1",
+        ] {
+            assert_eq!(
+                config(base).settlement_url("st_1").unwrap().as_str(),
+                "https://bank.test/settlements/st_1"
+            );
+        }
+        assert_eq!(
+            config("https://bank.test/api/v2/")
+                .settlement_url("../admin?x#y")
+                .unwrap()
+                .as_str(),
+            "https://bank.test/api/v2/settlements/..%2Fadmin%3Fx%23y"
+        );
+    }
+
+    #[test]
+    fn unusable_pem_is_not_configured_and_never_echoed() {
+        let error = config("https://bank.test").tls().unwrap_err();
+        assert!(matches!(error, BankError::NotConfigured(_)), "{error:?}");
+        assert!(!format!("{error:?}").contains("secret"));
+        assert!(!format!("{:?}", config("https://bank.test")).contains("secret"));
+    }
+}
