@@ -99,6 +99,8 @@ pub struct DocTransaction {
     tx: sqlx::Transaction<'static, Any>,
     tenant: String,
     mode: Mode,
+    /// Held until the transaction ends (SQLite writers only); see `Storage::writer_turn`.
+    _turn: Option<tokio::sync::OwnedMutexGuard<()>>,
 }
 
 /// A database failure that is not the guest's to handle: the caller traps or answers 500.
@@ -109,6 +111,7 @@ pub type StoreResult<T> = Result<Result<T, StoreError>, Fault>;
 
 impl Storage {
     pub async fn begin(&self, tenant: &str, mode: Mode) -> StoreResult<DocTransaction> {
+        let turn = self.writer_turn(mode).await;
         match self
             .pool()
             .begin_with(self.backend().begin_statement(mode))
@@ -118,6 +121,7 @@ impl Storage {
                 tx,
                 tenant: tenant.to_owned(),
                 mode,
+                _turn: turn,
             })),
             Err(e) => classify(e),
         }

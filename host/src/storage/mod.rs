@@ -15,6 +15,7 @@ mod tests;
 
 use std::path::Path;
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -72,6 +73,10 @@ impl Backend {
 pub struct Storage {
     pool: AnyPool,
     backend: Backend,
+    /// SQLite has one writer at a time. Writers of this process queue here, in arrival order,
+    /// before `BEGIN IMMEDIATE`, rather than in SQLite's busy handler, which polls with
+    /// growing sleeps and turns contention into second-long tails.
+    writer: Arc<tokio::sync::Mutex<()>>,
 }
 
 impl Storage {
@@ -135,7 +140,11 @@ impl Storage {
             .run(&pool)
             .await
             .context("migrating the database")?;
-        Ok(Self { pool, backend })
+        Ok(Self {
+            pool,
+            backend,
+            writer: Arc::default(),
+        })
     }
 
     pub fn backend(&self) -> Backend {
@@ -144,6 +153,14 @@ impl Storage {
 
     pub(crate) fn pool(&self) -> &AnyPool {
         &self.pool
+    }
+
+    /// The turn to write, for backends whose writers are serialised by the database anyway.
+    async fn writer_turn(&self, mode: Mode) -> Option<tokio::sync::OwnedMutexGuard<()>> {
+        match (self.backend, mode) {
+            (Backend::Sqlite, Mode::ReadWrite) => Some(self.writer.clone().lock_owned().await),
+            _ => None,
+        }
     }
 
     /// Whether the database answers (for readiness checks).
