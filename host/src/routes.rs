@@ -93,6 +93,12 @@ pub static ROUTES: &[Route] = &[
         "booking",
         BOOKINGS_WRITE,
     ),
+    route(
+        Method::PUT,
+        "/api/selfcheckin",
+        "selfcheckin",
+        SELFCHECKIN_WRITE,
+    ),
     Route {
         method: Method::POST,
         path: "/api/bankone/webhooks",
@@ -183,6 +189,21 @@ mod tests {
         assert_eq!(
             find(&Method::DELETE, "/api/booking/12"),
             Matched::WrongMethod(vec![Method::GET])
+        );
+    }
+
+    #[test]
+    fn the_self_check_in_route() {
+        match find(&Method::PUT, "/api/selfcheckin") {
+            Matched::Route(route) => assert_eq!(
+                (route.component, route.access),
+                ("selfcheckin", Access::Permission(SELFCHECKIN_WRITE))
+            ),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            find(&Method::POST, "/api/selfcheckin"),
+            Matched::WrongMethod(vec![Method::PUT])
         );
     }
 

@@ -15,7 +15,8 @@
 //! - [`store`] and [`collections`] say how documents are laid out in the store;
 //! - [`json`] holds serde helpers, also for request models;
 //! - [`booking`] holds the booking rules: requests, availability, status, version, customer
-//!   and additionals rules, operations and the comments they record.
+//!   and additionals rules, operations and the comments they record;
+//! - [`selfcheckin`] holds the self-check-in model and rules (docs/selfcheckin.md).
 
 pub mod booking;
 pub mod collections;
@@ -29,6 +30,7 @@ pub mod models;
 pub mod paging;
 pub mod payments;
 pub mod pricing;
+pub mod selfcheckin;
 pub mod status;
 pub mod store;
 

@@ -25,7 +25,14 @@ pub use state::{Caller, HostState, RequestContext};
 use crate::storage::Storage;
 
 /// The components the platform ships, each serving a group of endpoints.
-pub const PLATFORM_COMPONENTS: &[&str] = &["listing", "booking", "bankone", "banktwo", "reconcile"];
+pub const PLATFORM_COMPONENTS: &[&str] = &[
+    "listing",
+    "booking",
+    "selfcheckin",
+    "bankone",
+    "banktwo",
+    "reconcile",
+];
 
 /// The components linked against the `webhook-platform` world (their own secrets and the
 /// bank); every other component gets the `platform` world only, and fails to load if it

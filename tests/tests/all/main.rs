@@ -8,4 +8,5 @@ mod cli;
 mod front;
 mod listing;
 mod sandbox;
+mod selfcheckin;
 mod webhooks;

@@ -119,7 +119,18 @@ pub fn check_may_book(
     if settings.blocked_customers.contains(&customer.id) {
         return Err(ApiError::new(ErrorCode::BlockedCustomerToBook));
     }
-    if let Some(age) = age_at(customer, start) {
+    check_driver_age(customer, settings, start)
+}
+
+/// Whether `driver` is of an allowed age on the date of `start` (settings `min_driver_age`,
+/// `max_driver_age`): [`ErrorCode::DriverAgeNotAllowed`] otherwise; a driver of unknown age
+/// passes. Booking creation and self-check-in share it.
+pub fn check_driver_age(
+    driver: &Customer,
+    settings: &BookingSettings,
+    start: DateTime<FixedOffset>,
+) -> Result<(), ApiError> {
+    if let Some(age) = age_at(driver, start) {
         let too_young = settings.min_driver_age.is_some_and(|min| age < min);
         let too_old = settings.max_driver_age.is_some_and(|max| age > max);
         if too_young || too_old {
@@ -169,6 +180,11 @@ fn invalid_customer(field: &str) -> ApiError {
 /// An e-mail address, when there is one, must have one `@` between a local part and a domain
 /// with a dot, and no spaces.
 fn check_email(email: Option<&str>) -> Result<(), ApiError> {
+    check_email_field(email, "Customer.EmailAddress")
+}
+
+/// [`check_email`] for a request that names the field otherwise: the error names `field`.
+pub(crate) fn check_email_field(email: Option<&str>, field: &str) -> Result<(), ApiError> {
     let Some(email) = email.map(str::trim).filter(|email| !email.is_empty()) else {
         return Ok(());
     };
@@ -186,7 +202,7 @@ fn check_email(email: Option<&str>) -> Result<(), ApiError> {
     if valid {
         Ok(())
     } else {
-        Err(invalid_customer("Customer.EmailAddress"))
+        Err(invalid_customer(field))
     }
 }
 

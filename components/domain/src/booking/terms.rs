@@ -546,7 +546,7 @@ pub fn apply(booking: &mut Booking, request: &BookingRequest, decision: Decision
         &request.return_transportation_id,
     );
     if let Some(attributes) = &request.attributes {
-        booking.attributes.clone_from(attributes);
+        booking.attributes = crate::selfcheckin::sent_attributes(&booking.attributes, attributes);
     }
     if let Some(rate) = request.exchange_rate {
         booking.exchange_rate = rate;
