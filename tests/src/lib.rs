@@ -368,6 +368,34 @@ impl TestApp {
             .expect("GET")
     }
 
+    /// A request with a bearer token and an optional JSON body; the status and the JSON answer
+    /// (`null` for an empty body).
+    pub async fn call(
+        &self,
+        tenant: &str,
+        token: &str,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> (u16, Value) {
+        let mut request = self
+            .client
+            .request(method, self.url(tenant, path))
+            .bearer_auth(token);
+        if let Some(body) = body {
+            request = request.json(body);
+        }
+        let response = request.send().await.expect("request");
+        let status = response.status().as_u16();
+        let text = response.text().await.unwrap_or_default();
+        let body = if text.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}: {text}"))
+        };
+        (status, body)
+    }
+
     /// GET that must answer 200 with JSON.
     pub async fn get_json(&self, tenant: &str, path: &str, token: &str) -> Value {
         let response = self.get(tenant, path, token).await;

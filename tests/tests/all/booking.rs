@@ -83,23 +83,7 @@ impl<'a> Api<'a> {
 
     /// Any call: the status and the body (`null` when empty).
     async fn call(&self, method: Method, path: &str, body: Option<&Value>) -> (u16, Value) {
-        let mut request = self
-            .app
-            .client
-            .request(method, self.app.url(TENANT, path))
-            .bearer_auth(&self.token);
-        if let Some(body) = body {
-            request = request.json(body);
-        }
-        let response = request.send().await.expect("request");
-        let status = response.status().as_u16();
-        let text = response.text().await.unwrap_or_default();
-        let body = if text.is_empty() {
-            Value::Null
-        } else {
-            serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}: {text}"))
-        };
-        (status, body)
+        self.app.call(TENANT, &self.token, method, path, body).await
     }
 
     async fn book(&self, body: &Value) -> (u16, Value) {
