@@ -20,17 +20,11 @@ pub fn cancel(request: &Request) -> Result<Response, Error> {
     let id = body.booking_id()?;
     let lastname = body.lastname()?;
     let env = Env::load()?;
-    let booking = retry_on_conflict(|| {
-        let tx = Transaction::begin(Mode::ReadWrite)?;
-        let stored = stored_booking(&tx, id)?;
-        operations::check_cancel(&stored.value, lastname)?;
-        let mut booking = stored.value.clone();
-        operations::cancel(&mut booking, env.now, env.user());
-        finish(&tx, &stored.value, &booking, stored.revision, &env)?;
-        tx.commit()?;
-        Ok::<_, Error>(booking)
-    })?;
-    Ok(json(200, &response::full(booking)))
+    operate(id, &env, |_, stored, booking| {
+        operations::check_cancel(stored, lastname)?;
+        operations::cancel(booking, env.now, env.user());
+        Ok(())
+    })
 }
 
 /// `POST /api/operations/deliver`.
@@ -38,34 +32,22 @@ pub fn deliver(request: &Request) -> Result<Response, Error> {
     let body: OperationRequest = parse_body(&request.body)?;
     let env = Env::load()?;
     let operation = body.operation(env.now)?;
-    let booking = retry_on_conflict(|| {
-        let tx = Transaction::begin(Mode::ReadWrite)?;
-        let stored = stored_booking(&tx, operation.booking_id)?;
-        let car = fleet_car(&tx, &stored.value)?;
+    operate(operation.booking_id, &env, |tx, stored, booking| {
+        let car = fleet_car(tx, stored)?;
         operations::check_delivery(
-            &stored.value,
+            stored,
             car.as_ref().map(|car| &car.value),
             &operation,
             &env.settings,
             env.now,
         )?;
-        let mut booking = stored.value.clone();
         if let Some(mut car) = car {
-            operations::deliver(
-                &mut booking,
-                &mut car.value,
-                &operation,
-                env.now,
-                env.user(),
-            )
-            .map_err(|error| Error::internal(error.to_string()))?;
+            operations::deliver(booking, &mut car.value, &operation, env.now, env.user())
+                .map_err(|error| Error::internal(error.to_string()))?;
             tx.put(&car.value, Expect::Revision(car.revision))?;
         }
-        finish(&tx, &stored.value, &booking, stored.revision, &env)?;
-        tx.commit()?;
-        Ok::<_, Error>(booking)
-    })?;
-    Ok(json(200, &response::full(booking)))
+        Ok(())
+    })
 }
 
 /// `POST /api/operations/return`: closes the booking; the return date is its close date.
@@ -73,18 +55,15 @@ pub fn return_car(request: &Request) -> Result<Response, Error> {
     let body: OperationRequest = parse_body(&request.body)?;
     let env = Env::load()?;
     let operation = body.operation(env.now)?;
-    let booking = retry_on_conflict(|| {
-        let tx = Transaction::begin(Mode::ReadWrite)?;
-        let stored = stored_booking(&tx, operation.booking_id)?;
-        operations::check_return(&stored.value, &operation, env.now)?;
+    operate(operation.booking_id, &env, |tx, stored, booking| {
+        operations::check_return(stored, &operation, env.now)?;
         let office = catalogue::get::<BranchOfficeDoc>(
-            &tx,
-            &stored.value.return_place.branch_office_id.to_string(),
+            tx,
+            &stored.return_place.branch_office_id.to_string(),
         )?;
-        let mut booking = stored.value.clone();
-        let mut car = fleet_car(&tx, &stored.value)?;
+        let mut car = fleet_car(tx, stored)?;
         operations::return_car(
-            &mut booking,
+            booking,
             car.as_mut().map(|car| &mut car.value),
             office.as_ref().map(|doc| &doc.office),
             &operation,
@@ -95,7 +74,24 @@ pub fn return_car(request: &Request) -> Result<Response, Error> {
         if let Some(car) = car {
             tx.put(&car.value, Expect::Revision(car.revision))?;
         }
-        finish(&tx, &stored.value, &booking, stored.revision, &env)?;
+        Ok(())
+    })
+}
+
+/// The frame every operation shares: in one read-write transaction, retried on conflict,
+/// load booking `id`, let `apply` check and change a copy of it (and write what else it
+/// touches), write the booking with its change comments, and answer the full booking.
+fn operate(
+    id: i64,
+    env: &Env,
+    mut apply: impl FnMut(&Transaction, &Booking, &mut Booking) -> Result<(), Error>,
+) -> Result<Response, Error> {
+    let booking = retry_on_conflict(|| {
+        let tx = Transaction::begin(Mode::ReadWrite)?;
+        let stored = stored_booking(&tx, id)?;
+        let mut booking = stored.value.clone();
+        apply(&tx, &stored.value, &mut booking)?;
+        finish(&tx, &stored.value, &booking, stored.revision, env)?;
         tx.commit()?;
         Ok::<_, Error>(booking)
     })?;

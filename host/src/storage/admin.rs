@@ -106,17 +106,14 @@ impl Storage {
         key: &str,
         value: &str,
     ) -> Result<(), AdminError> {
-        self.require_tenant(tenant).await?;
-        sqlx::query(
+        self.upsert(
             "INSERT INTO tenant_settings (tenant, key, value) VALUES ($1, $2, $3) \
              ON CONFLICT (tenant, key) DO UPDATE SET value = excluded.value",
+            tenant,
+            key,
+            value,
         )
-        .bind(tenant)
-        .bind(key)
-        .bind(value)
-        .execute(self.pool())
-        .await?;
-        Ok(())
+        .await
     }
 
     pub async fn set_secret(
@@ -125,16 +122,31 @@ impl Storage {
         name: &str,
         value: &str,
     ) -> Result<(), AdminError> {
-        self.require_tenant(tenant).await?;
-        sqlx::query(
+        self.upsert(
             "INSERT INTO tenant_secrets (tenant, name, value) VALUES ($1, $2, $3) \
              ON CONFLICT (tenant, name) DO UPDATE SET value = excluded.value",
+            tenant,
+            name,
+            value,
         )
-        .bind(tenant)
-        .bind(name)
-        .bind(value)
-        .execute(self.pool())
-        .await?;
+        .await
+    }
+
+    /// Writes a named value of an existing tenant with `statement` (tenant, name, value).
+    async fn upsert(
+        &self,
+        statement: &'static str,
+        tenant: &str,
+        name: &str,
+        value: &str,
+    ) -> Result<(), AdminError> {
+        self.require_tenant(tenant).await?;
+        sqlx::query(statement)
+            .bind(tenant)
+            .bind(name)
+            .bind(value)
+            .execute(self.pool())
+            .await?;
         Ok(())
     }
 

@@ -145,13 +145,22 @@ fn bankone_event(event_id: &str, title: &str, amount: &str) -> String {
     .to_string()
 }
 
-async fn post_bankone(app: &TestApp, signature: Option<&str>, body: &str) -> (u16, String) {
-    let headers: Vec<(&str, &str)> = signature
-        .map(|s| vec![("BankOne-Signature", s)])
-        .unwrap_or_default();
-    let response = app.post_raw(TENANT, BANKONE_PATH, &headers, body).await;
+/// POSTs a webhook body with its authenticating header, when given; the status and body.
+async fn post_webhook(
+    app: &TestApp,
+    path: &str,
+    header: &str,
+    value: Option<&str>,
+    body: &str,
+) -> (u16, String) {
+    let headers: Vec<(&str, &str)> = value.map(|v| vec![(header, v)]).unwrap_or_default();
+    let response = app.post_raw(TENANT, path, &headers, body).await;
     let status = response.status().as_u16();
     (status, response.text().await.unwrap())
+}
+
+async fn post_bankone(app: &TestApp, signature: Option<&str>, body: &str) -> (u16, String) {
+    post_webhook(app, BANKONE_PATH, "BankOne-Signature", signature, body).await
 }
 
 fn banktwo_notification(settlement: &str, reference: &str, amount: &str) -> String {
@@ -167,12 +176,7 @@ fn banktwo_notification(settlement: &str, reference: &str, amount: &str) -> Stri
 }
 
 async fn post_banktwo(app: &TestApp, secret: Option<&str>, body: &str) -> (u16, String) {
-    let headers: Vec<(&str, &str)> = secret
-        .map(|s| vec![("BankTwo-Secret", s)])
-        .unwrap_or_default();
-    let response = app.post_raw(TENANT, BANKTWO_PATH, &headers, body).await;
-    let status = response.status().as_u16();
-    (status, response.text().await.unwrap())
+    post_webhook(app, BANKTWO_PATH, "BankTwo-Secret", secret, body).await
 }
 
 on_both_backends! {
