@@ -156,6 +156,38 @@ pub fn parse_amount(text: &str) -> Option<Decimal> {
         .ok()
 }
 
+/// A bank's answer to `GET {base_url}/settlements/{id}`:
+/// `{"SettlementId", "Reference", "Amount", "Currency", "Status"}`. Read by `rentald` and by
+/// the Spin adapter alike.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct BankSettlement {
+    pub settlement_id: String,
+    pub reference: String,
+    /// The amount as text, as the bank wrote it (a JSON string or number, never through
+    /// `f64`).
+    #[serde(deserialize_with = "amount_text")]
+    pub amount: String,
+    pub currency: String,
+    pub status: String,
+}
+
+impl BankSettlement {
+    /// Reads a bank's answer body; the error says why it is not a settlement.
+    pub fn parse(body: &[u8]) -> Result<Self, String> {
+        serde_json::from_slice(body).map_err(|e| e.to_string())
+    }
+}
+
+/// A JSON string as it is, or a JSON number as written.
+fn amount_text<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
+    match serde_json::Value::deserialize(deserializer)? {
+        serde_json::Value::String(text) => Ok(text),
+        serde_json::Value::Number(number) => Ok(number.to_string()),
+        other => Err(serde::de::Error::custom(format!("Amount is {other}"))),
+    }
+}
+
 /// A [`Decimal`] written as a JSON string and read from a string or a number.
 pub mod decimal_text {
     use rust_decimal::Decimal;
@@ -181,6 +213,16 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn a_bank_answer_keeps_its_amount_as_written() {
+        let answer = BankSettlement::parse(
+            br#"{"SettlementId":"s1","Reference":"B-7","Amount":120.50,"Currency":"EUR","Status":"settled"}"#,
+        )
+        .unwrap();
+        assert_eq!(answer.amount, "120.50");
+        assert!(BankSettlement::parse(br#"{"SettlementId":"s1","Reference":"B","Amount":true,"Currency":"EUR","Status":"x"}"#).is_err());
+    }
 
     fn at(text: &str) -> DateTime<FixedOffset> {
         DateTime::parse_from_rfc3339(text).unwrap()

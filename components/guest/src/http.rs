@@ -3,7 +3,9 @@
 //!
 //! The host has already authenticated the caller, resolved the tenant, checked permissions,
 //! validated the language and answered wrong methods before the component runs; a handler
-//! only routes by path and does its job.
+//! only routes by path and does its job. Under Spin (docs/spin.md) those checks are absent: a
+//! handler's own routing answers 404 to a wrong method, and the response's
+//! [`CORRELATION_HEADER`] is set here.
 
 use std::io::{Read as _, Write as _};
 use std::marker::PhantomData;
@@ -214,8 +216,25 @@ impl<H: Handler> Guest for Export<H> {
             Ok(request) => H::handle(request),
             Err(error) => error.into_response(),
         };
-        response.send(response_out);
+        with_correlation_id(response).send(response_out);
     }
+}
+
+/// The response header naming the request's correlation id.
+pub const CORRELATION_HEADER: &str = "x-correlation-id";
+
+/// `response` with the request's correlation id in [`CORRELATION_HEADER`] unless the handler
+/// set one. `rentald` writes the same header itself (replacing this one with the same value);
+/// a host that does not, such as Spin, still gets it.
+fn with_correlation_id(response: Response) -> Response {
+    if response
+        .headers
+        .iter()
+        .any(|(name, _)| name.eq_ignore_ascii_case(CORRELATION_HEADER))
+    {
+        return response;
+    }
+    response.with_header(CORRELATION_HEADER, crate::context::correlation_id())
 }
 
 /// Exports a [`Handler`] as the component's `wasi:http/incoming-handler`.

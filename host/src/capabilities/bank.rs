@@ -16,10 +16,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use rental_domain::payments::BankSettlement;
 use rustls::RootCertStore;
 use rustls::pki_types::pem::PemObject as _;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-use serde::Deserialize;
 
 use crate::bindings::bank::{self, BankError, Settlement};
 use crate::runtime::HostState;
@@ -139,18 +139,6 @@ impl BankConfig {
     }
 }
 
-/// The bank's answer: `{"SettlementId", "Reference", "Amount", "Currency", "Status"}`.
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "PascalCase")]
-struct Answer {
-    settlement_id: String,
-    reference: String,
-    /// A decimal string, or a number kept as written (serde_json's arbitrary precision).
-    amount: serde_json::Value,
-    currency: String,
-    status: String,
-}
-
 /// An error with its causes, without key material (rustls and reqwest never print keys).
 fn describe(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
@@ -202,17 +190,11 @@ pub async fn confirm(
             return Err(BankError::BadAnswer("the answer is too large".to_owned()));
         }
     }
-    let answer: Answer =
-        serde_json::from_slice(&body).map_err(|e| BankError::BadAnswer(e.to_string()))?;
-    let amount = match answer.amount {
-        serde_json::Value::String(text) => text,
-        serde_json::Value::Number(number) => number.to_string(),
-        other => return Err(BankError::BadAnswer(format!("Amount is {other}"))),
-    };
+    let answer = BankSettlement::parse(&body).map_err(BankError::BadAnswer)?;
     Ok(Some(Settlement {
         settlement_id: answer.settlement_id,
         reference: answer.reference,
-        amount,
+        amount: answer.amount,
         currency: answer.currency,
         status: answer.status,
     }))

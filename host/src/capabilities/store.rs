@@ -1,91 +1,15 @@
 //! `rental:platform/store`: the tenant-scoped document store, bound to the request's tenant.
 
-use rental_domain::store::{Bound, KeyPart, KeyRange};
 use wasmtime::component::Resource;
 
 use crate::bindings::store::{self as wit, StoreError};
 use crate::runtime::HostState;
-use crate::storage::docs::{self, DocTransaction, Expect, StoreResult};
+use crate::storage::docs::{self, DocTransaction, StoreResult};
 
 /// The host half of a WIT `transaction` resource. `None` once committed.
 pub struct Transaction(Option<DocTransaction>);
 
-fn index_keys(indexes: Vec<wit::IndexKey>) -> Vec<docs::Index> {
-    indexes
-        .into_iter()
-        .map(|index| docs::Index {
-            name: index.name,
-            parts: index.parts.into_iter().map(key_part).collect(),
-        })
-        .collect()
-}
-
-fn key_part(part: wit::KeyPart) -> KeyPart {
-    match part {
-        wit::KeyPart::Int(v) => KeyPart::Int(v),
-        wit::KeyPart::Text(v) => KeyPart::Text(v),
-        wit::KeyPart::Time(v) => KeyPart::Time(v),
-    }
-}
-
-fn wit_key_part(part: KeyPart) -> wit::KeyPart {
-    match part {
-        KeyPart::Int(v) => wit::KeyPart::Int(v),
-        KeyPart::Text(v) => wit::KeyPart::Text(v),
-        KeyPart::Time(v) => wit::KeyPart::Time(v),
-    }
-}
-
-fn bound(bound: wit::Bound) -> Bound {
-    match bound {
-        wit::Bound::Inclusive(p) => Bound::Inclusive(p.into_iter().map(key_part).collect()),
-        wit::Bound::Exclusive(p) => Bound::Exclusive(p.into_iter().map(key_part).collect()),
-    }
-}
-
-fn range(range: wit::Range) -> docs::Range {
-    docs::Range {
-        collection: range.collection,
-        index: range.index,
-        keys: KeyRange {
-            lower: range.lower.map(bound),
-            upper: range.upper.map(bound),
-        },
-    }
-}
-
-fn scan(query: wit::Scan) -> docs::Scan {
-    docs::Scan {
-        range: range(query.range),
-        descending: query.descending,
-        skip: query.skip,
-        limit: query.limit,
-    }
-}
-
-fn expect(expected: wit::Expect) -> Expect {
-    match expected {
-        wit::Expect::Any => Expect::Any,
-        wit::Expect::Absent => Expect::Absent,
-        wit::Expect::Revision(r) => Expect::Revision(r),
-    }
-}
-
-fn document(doc: docs::Document) -> wit::Document {
-    wit::Document {
-        id: doc.id,
-        revision: doc.revision,
-        body: doc.body,
-    }
-}
-
-fn store_error(error: docs::StoreError) -> StoreError {
-    match error {
-        docs::StoreError::Conflict => StoreError::Conflict,
-        docs::StoreError::Invalid(m) => StoreError::Invalid(m),
-        docs::StoreError::Unavailable(m) => StoreError::Unavailable(m),
-    }
-}
+rental_store_sql::wit_store_conversions!(crate::bindings::store);
 
 /// Turns a storage result into what the guest sees: its own errors as values, host faults as
 /// traps.
@@ -128,17 +52,14 @@ macro_rules! with_tx {
 impl wit::Host for HostState {
     async fn begin(
         &mut self,
-        mode: wit::Mode,
+        requested: wit::Mode,
     ) -> wasmtime::Result<Result<Resource<Transaction>, StoreError>> {
         if self.open_transactions > 0 {
             return Ok(Err(StoreError::Invalid(
                 "a transaction is already open in this request".to_owned(),
             )));
         }
-        let mode = match mode {
-            wit::Mode::ReadOnly => docs::Mode::ReadOnly,
-            wit::Mode::ReadWrite => docs::Mode::ReadWrite,
-        };
+        let mode = mode(requested);
         let tenant = self.request.tenant.slug.clone();
         match self
             .storage
@@ -237,10 +158,7 @@ impl wit::HostTransaction for HostState {
             docs::Entry,
         >| entries
             .into_iter()
-            .map(|e| wit::Entry {
-                id: e.id,
-                key: e.key.into_iter().map(wit_key_part).collect(),
-            })
+            .map(entry)
             .collect())
     }
 

@@ -431,7 +431,9 @@ async fn sequences_hand_out_each_value_once() {
             42,
             "{backend}"
         );
-        tx.advance_sequence("imported", 10).await.unwrap().unwrap();
+        tx.commit().await.unwrap().unwrap();
+        store.put_records("a", &[record("10")]).await.unwrap();
+        let mut tx = store.begin("a", Mode::ReadWrite).await.unwrap().unwrap();
         assert_eq!(
             tx.next_id("imported").await.unwrap().unwrap(),
             43,

@@ -6,6 +6,8 @@
 //! flipped; text is escaped so that it is self-delimiting. Hence all keys that start with the
 //! parts of a prefix `p` lie in `[enc(p), enc(p) ++ PREFIX_END)`, which is how range bounds are
 //! turned into SQL.
+//!
+//! Shared by `rentald` and the Spin adapter, so both write and read exactly the same bytes.
 
 use rental_domain::store::KeyPart;
 

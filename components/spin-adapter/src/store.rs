@@ -1,0 +1,188 @@
+//! `rental:platform/store` on Spin's SQLite: every operation is a plan of the shared store
+//! rules (`rental_store_sql`), the same statements `rentald` runs.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use rental_store_sql::{self as sql, Mode, Scope};
+
+use crate::Adapter;
+use crate::bindings::exports::rental::platform::store::{self as wit, StoreError};
+use crate::db::Database;
+
+thread_local! {
+    /// Whether a transaction of this request is open (at most one is, as in `rentald`).
+    static OPEN: Cell<bool> = const { Cell::new(false) };
+}
+
+const COMMITTED: &str = "the transaction has already been committed";
+
+rental_store_sql::wit_store_conversions!(crate::bindings::exports::rental::platform::store);
+
+/// An open transaction: its connection and its scope (tenant and mode), until commit.
+pub struct Transaction {
+    open: RefCell<Option<(Rc<Database>, Scope)>>,
+}
+
+impl Transaction {
+    /// Runs the plan that `build` makes for the open transaction.
+    fn with<T, U>(
+        &self,
+        build: impl FnOnce(&Scope) -> sql::Plan<T>,
+        map: impl FnOnce(T) -> U,
+    ) -> Result<U, StoreError> {
+        let open = self.open.borrow();
+        let Some((db, scope)) = open.as_ref() else {
+            return Err(StoreError::Invalid(COMMITTED.to_owned()));
+        };
+        db.run(build(scope)).map(map).map_err(store_error)
+    }
+}
+
+impl Drop for Transaction {
+    fn drop(&mut self) {
+        if let Some((db, _)) = self.open.get_mut().take() {
+            db.rollback();
+            OPEN.set(false);
+        }
+    }
+}
+
+impl wit::Guest for Adapter {
+    type Transaction = Transaction;
+
+    fn begin(requested: wit::Mode) -> Result<wit::Transaction, StoreError> {
+        if OPEN.get() {
+            return Err(StoreError::Invalid(
+                "a transaction is already open in this request".to_owned(),
+            ));
+        }
+        let db = Database::shared().map_err(store_error)?;
+        let scope = db.begin(mode(requested)).map_err(store_error)?;
+        OPEN.set(true);
+        Ok(wit::Transaction::new(Transaction {
+            open: RefCell::new(Some((db, scope))),
+        }))
+    }
+}
+
+impl wit::GuestTransaction for Transaction {
+    fn get(&self, collection: String, id: String) -> Result<Option<wit::Document>, StoreError> {
+        self.with(|s| s.get(&collection, &id), |d| d.map(document))
+    }
+
+    fn get_many(
+        &self,
+        collection: String,
+        ids: Vec<String>,
+    ) -> Result<Vec<wit::Document>, StoreError> {
+        self.with(
+            |s| s.get_many(&collection, &ids),
+            |d| d.into_iter().map(document).collect(),
+        )
+    }
+
+    fn put(
+        &self,
+        collection: String,
+        id: String,
+        body: String,
+        indexes: Vec<wit::IndexKey>,
+        expected: wit::Expect,
+    ) -> Result<u64, StoreError> {
+        let indexes = index_keys(indexes);
+        self.with(
+            |s| s.put(&collection, &id, &body, &indexes, expect(expected)),
+            |r| r,
+        )
+    }
+
+    fn delete(
+        &self,
+        collection: String,
+        id: String,
+        expected: wit::Expect,
+    ) -> Result<(), StoreError> {
+        self.with(|s| s.delete(&collection, &id, expect(expected)), |r| r)
+    }
+
+    fn scan(&self, query: wit::Scan) -> Result<Vec<wit::Document>, StoreError> {
+        let query = scan(query);
+        self.with(
+            |s| s.scan(&query),
+            |d| d.into_iter().map(document).collect(),
+        )
+    }
+
+    fn keys(&self, query: wit::Scan) -> Result<Vec<wit::Entry>, StoreError> {
+        let query = scan(query);
+        self.with(
+            |s| s.keys(&query),
+            |entries| entries.into_iter().map(entry).collect(),
+        )
+    }
+
+    fn count(&self, query: wit::Range) -> Result<u64, StoreError> {
+        let query = range(query);
+        self.with(|s| s.count(&query), |n| n)
+    }
+
+    fn next_id(&self, sequence: String) -> Result<i64, StoreError> {
+        self.with(|s| s.next_id(&sequence), |n| n)
+    }
+
+    fn publish(
+        &self,
+        topic: String,
+        payload: String,
+        dedupe_key: Option<String>,
+    ) -> Result<bool, StoreError> {
+        let now = chrono::Utc::now().timestamp_micros();
+        self.with(
+            |s| s.publish(&topic, &payload, dedupe_key.as_deref(), now),
+            |published| published,
+        )
+    }
+
+    fn commit(&self) -> Result<(), StoreError> {
+        let Some((db, _)) = self.open.borrow_mut().take() else {
+            return Err(StoreError::Invalid(COMMITTED.to_owned()));
+        };
+        OPEN.set(false);
+        let committed = db.commit().map_err(store_error);
+        if committed.is_err() {
+            db.rollback();
+        }
+        committed
+    }
+}
+
+/// Loads the demo catalogue (and its settings) into an empty tenant, through the same store
+/// plans as every write, in one transaction.
+pub fn load_demo(db: &Database) -> Result<(), sql::StoreError> {
+    if db.has_documents()? {
+        return Ok(());
+    }
+    let demo = match rental_domain::demo::demo_tenant(chrono::Utc::now()) {
+        Ok(demo) => demo,
+        Err(error) => {
+            eprintln!("spin-adapter: the demo catalogue could not be built: {error}");
+            return Ok(());
+        }
+    };
+    let scope = db.begin(Mode::ReadWrite)?;
+    let loaded = (|| {
+        if db.has_documents()? {
+            return Ok(());
+        }
+        for (key, value) in &demo.settings {
+            db.put_setting(key, value)?;
+        }
+        db.run(scope.put_records(&demo.records))?;
+        db.commit()
+    })();
+    if loaded.is_err() {
+        db.rollback();
+    }
+    loaded
+}

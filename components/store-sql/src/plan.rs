@@ -1,0 +1,250 @@
+//! Statements as data and the plans that run them.
+
+use std::borrow::Cow;
+use std::collections::VecDeque;
+
+use crate::store::StoreError;
+
+/// A parameter or a column value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Value {
+    Int(i64),
+    Text(String),
+    Blob(Vec<u8>),
+}
+
+/// The kind of a result column, so a driver knows how to read it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Column {
+    Int,
+    Text,
+    Blob,
+}
+
+/// How placeholders are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    /// `?N`: the N-th parameter.
+    Sqlite,
+    /// `$N`.
+    Postgres,
+}
+
+/// One SQL statement with its parameters (bound in order: the first is `$1`) and the kinds of
+/// the columns it returns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Statement {
+    sql: String,
+    pub params: Vec<Value>,
+    pub columns: &'static [Column],
+}
+
+impl Statement {
+    pub(crate) fn new(sql: String, params: Vec<Value>, columns: &'static [Column]) -> Self {
+        Self {
+            sql,
+            params,
+            columns,
+        }
+    }
+
+    /// The statement's text in `dialect`.
+    pub fn sql(&self, dialect: Dialect) -> Cow<'_, str> {
+        match dialect {
+            Dialect::Postgres => Cow::Borrowed(&self.sql),
+            Dialect::Sqlite => {
+                let mut out = String::with_capacity(self.sql.len());
+                let mut chars = self.sql.chars().peekable();
+                while let Some(c) = chars.next() {
+                    if c == '$' && chars.peek().is_some_and(char::is_ascii_digit) {
+                        out.push('?');
+                    } else {
+                        out.push(c);
+                    }
+                }
+                Cow::Owned(out)
+            }
+        }
+    }
+}
+
+/// One result row, in the order of [`Statement::columns`].
+pub type Row = Vec<Value>;
+
+/// A result the store cannot make sense of (a malformed stored key, a column of another kind):
+/// not the guest's to handle. `rentald` traps on it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Fault(pub String);
+
+/// `Ok(Err(_))` is an error the guest handles; `Err(_)` is a fault.
+pub type Outcome<T> = Result<Result<T, StoreError>, Fault>;
+
+/// What a driver does next.
+#[derive(Debug)]
+pub enum Step<T> {
+    /// Run this statement and pass its rows to the next [`Plan::step`].
+    Run(Statement),
+    /// The operation is over.
+    Done(Outcome<T>),
+}
+
+type Finish<T> = Box<dyn FnOnce(Vec<Vec<Row>>) -> Outcome<T> + Send>;
+
+/// Looks at the rows of a plan's first statement; an error ends the plan there.
+type Guard = fn(&[Row]) -> Option<StoreError>;
+
+/// The statements of one store operation and how to read their results. A driver calls
+/// [`Plan::step`] with `None`, runs each statement it is given, passes its rows back, and stops
+/// at [`Step::Done`].
+pub struct Plan<T> {
+    pending: VecDeque<Statement>,
+    results: Vec<Vec<Row>>,
+    guard: Option<Guard>,
+    finish: Option<Finish<T>>,
+    early: Option<Outcome<T>>,
+}
+
+impl<T> std::fmt::Debug for Plan<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Plan")
+            .field("pending", &self.pending)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T> Plan<T> {
+    pub(crate) fn new(
+        statements: Vec<Statement>,
+        finish: impl FnOnce(Vec<Vec<Row>>) -> Outcome<T> + Send + 'static,
+    ) -> Self {
+        Self {
+            pending: statements.into(),
+            results: Vec::new(),
+            guard: None,
+            finish: Some(Box::new(finish)),
+            early: None,
+        }
+    }
+
+    /// A plan that runs nothing and answers `outcome`.
+    pub(crate) fn done(outcome: Outcome<T>) -> Self {
+        Self {
+            pending: VecDeque::new(),
+            results: Vec::new(),
+            guard: None,
+            finish: None,
+            early: Some(outcome),
+        }
+    }
+
+    /// A plan that refuses the operation.
+    pub(crate) fn refuse(error: StoreError) -> Self {
+        Self::done(Ok(Err(error)))
+    }
+
+    pub(crate) fn guard_first(mut self, guard: Guard) -> Self {
+        self.guard = Some(guard);
+        self
+    }
+
+    /// Takes the rows of the statement handed out last (`None` on the first call) and says
+    /// what to do next.
+    pub fn step(&mut self, rows: Option<Vec<Row>>) -> Step<T> {
+        if let Some(rows) = rows {
+            if self.results.is_empty()
+                && let Some(error) = self.guard.and_then(|guard| guard(&rows))
+            {
+                return Step::Done(Ok(Err(error)));
+            }
+            self.results.push(rows);
+        }
+        if let Some(outcome) = self.early.take() {
+            return Step::Done(outcome);
+        }
+        if let Some(statement) = self.pending.pop_front() {
+            return Step::Run(statement);
+        }
+        match self.finish.take() {
+            Some(finish) => Step::Done(finish(std::mem::take(&mut self.results))),
+            None => Step::Done(Err(Fault("the plan has already finished".to_owned()))),
+        }
+    }
+
+    /// Runs the plan with a synchronous driver: `execute` runs one statement and returns its
+    /// rows; its error ends the plan.
+    pub fn run<E>(
+        mut self,
+        mut execute: impl FnMut(&Statement) -> Result<Vec<Row>, E>,
+    ) -> Result<Outcome<T>, E> {
+        let mut rows = None;
+        loop {
+            match self.step(rows.take()) {
+                Step::Run(statement) => rows = Some(execute(&statement)?),
+                Step::Done(outcome) => return Ok(outcome),
+            }
+        }
+    }
+}
+
+/// Reads column `i` of `row` as an integer.
+pub(crate) fn int(row: &[Value], i: usize) -> Result<i64, Fault> {
+    match row.get(i) {
+        Some(Value::Int(v)) => Ok(*v),
+        other => Err(Fault(format!("column {i} is not an integer: {other:?}"))),
+    }
+}
+
+/// Reads column `i` of `row` as text.
+pub(crate) fn text(row: &[Value], i: usize) -> Result<String, Fault> {
+    match row.get(i) {
+        Some(Value::Text(v)) => Ok(v.clone()),
+        other => Err(Fault(format!("column {i} is not text: {other:?}"))),
+    }
+}
+
+/// Reads column `i` of `row` as bytes.
+pub(crate) fn blob(row: &[Value], i: usize) -> Result<&[u8], Fault> {
+    match row.get(i) {
+        Some(Value::Blob(v)) => Ok(v),
+        other => Err(Fault(format!("column {i} is not a blob: {other:?}"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sqlite_placeholders_are_positional() {
+        let statement = Statement::new(
+            "UPDATE t SET b = $4 WHERE a = $1 AND c = $10 AND d = '$x'".to_owned(),
+            Vec::new(),
+            &[],
+        );
+        assert_eq!(
+            statement.sql(Dialect::Sqlite),
+            "UPDATE t SET b = ?4 WHERE a = ?1 AND c = ?10 AND d = '$x'"
+        );
+        assert_eq!(statement.sql(Dialect::Postgres), statement.sql);
+    }
+
+    #[test]
+    fn a_guard_stops_the_plan_after_the_first_statement() {
+        let statements = vec![
+            Statement::new("first".to_owned(), Vec::new(), &[]),
+            Statement::new("second".to_owned(), Vec::new(), &[]),
+        ];
+        let plan: Plan<()> = Plan::new(statements, |_| Ok(Ok(())))
+            .guard_first(|rows| rows.is_empty().then_some(StoreError::Conflict));
+        let mut ran = Vec::new();
+        let outcome = plan
+            .run(|s| {
+                ran.push(s.sql(Dialect::Postgres).into_owned());
+                Ok::<_, ()>(Vec::new())
+            })
+            .unwrap();
+        assert_eq!(outcome, Ok(Err(StoreError::Conflict)));
+        assert_eq!(ran, ["first"]);
+    }
+}

@@ -1,0 +1,698 @@
+//! The store's operations: their types, limits, statements and rules.
+
+use std::collections::{BTreeMap, HashMap};
+
+use rental_domain::store::{Bound, IndexKey, KeyPart, KeyRange, Record};
+
+use crate::keys::{self, PREFIX_END};
+use crate::plan::{Column, Dialect, Fault, Plan, Row, Statement, Value, blob, int, text};
+
+/// The largest page a scan may ask for; `keys` may return more since it loads no documents.
+pub const MAX_SCAN: u32 = 1_000;
+pub const MAX_KEYS: u32 = 100_000;
+/// At most this many ids in one `get_many`.
+pub const MAX_GET_MANY: usize = 1_000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    ReadOnly,
+    ReadWrite,
+}
+
+/// Errors a guest is expected to handle (mirrors the WIT `store-error`).
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
+pub enum StoreError {
+    #[error("conflict with a concurrent write")]
+    Conflict,
+    #[error("invalid request: {0}")]
+    Invalid(String),
+    #[error("database unavailable: {0}")]
+    Unavailable(String),
+}
+
+/// What a write expects to find (mirrors the WIT `expect`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expect {
+    Any,
+    Absent,
+    Revision(u64),
+}
+
+/// A range of one index of one collection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Range {
+    pub collection: String,
+    pub index: String,
+    pub keys: KeyRange,
+}
+
+impl Range {
+    /// The half-open byte interval `[lo, hi)` of encoded keys.
+    pub fn interval(&self) -> (Vec<u8>, Vec<u8>) {
+        let lo = match &self.keys.lower {
+            None => Vec::new(),
+            Some(Bound::Inclusive(p)) => keys::encode(p),
+            Some(Bound::Exclusive(p)) => keys::prefix_end(p),
+        };
+        let hi = match &self.keys.upper {
+            None => vec![PREFIX_END],
+            Some(Bound::Inclusive(p)) => keys::prefix_end(p),
+            Some(Bound::Exclusive(p)) => keys::encode(p),
+        };
+        (lo, hi)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scan {
+    pub range: Range,
+    pub descending: bool,
+    pub skip: u32,
+    pub limit: u32,
+}
+
+/// An index entry to write with a document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Index {
+    pub name: String,
+    pub parts: Vec<KeyPart>,
+}
+
+impl From<&IndexKey> for Index {
+    fn from(key: &IndexKey) -> Self {
+        Self {
+            name: key.name.to_owned(),
+            parts: key.parts.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Document {
+    pub id: String,
+    pub revision: u64,
+    pub body: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    pub id: String,
+    pub key: Vec<KeyPart>,
+}
+
+/// The statement that opens a transaction of `mode`. SQLite takes its single write lock up
+/// front for writers, so a read followed by a write can never fail to upgrade; PostgreSQL
+/// relies on row locks taken by the compare-and-swap statements themselves.
+pub fn begin(dialect: Dialect, mode: Mode) -> &'static str {
+    match (dialect, mode) {
+        (Dialect::Sqlite, Mode::ReadOnly) => "BEGIN DEFERRED",
+        (Dialect::Sqlite, Mode::ReadWrite) => "BEGIN IMMEDIATE",
+        (Dialect::Postgres, Mode::ReadOnly) => "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY",
+        (Dialect::Postgres, Mode::ReadWrite) => "BEGIN ISOLATION LEVEL READ COMMITTED",
+    }
+}
+
+/// Creates the row of tenant `slug` unless it exists (the Spin adapter's one tenant).
+pub fn ensure_tenant(slug: &str, now_micros: i64) -> Statement {
+    Statement::new(
+        "INSERT INTO tenants (slug, enabled, created_at) VALUES ($1, 1, $2) \
+         ON CONFLICT DO NOTHING"
+            .to_owned(),
+        vec![text_value(slug), Value::Int(now_micros)],
+        &[],
+    )
+}
+
+/// For records written in bulk: the largest numeric id per collection, to which the sequence
+/// named like the collection is advanced.
+fn sequence_advances(records: &[Record]) -> BTreeMap<&'static str, i64> {
+    let mut largest = BTreeMap::new();
+    for record in records {
+        if let Ok(id) = record.id.parse::<i64>() {
+            let max = largest.entry(record.collection).or_insert(id);
+            *max = (*max).max(id);
+        }
+    }
+    largest
+}
+
+/// Creates or replaces a document (`Expect::Any`).
+const PUT_ANY: &str = "INSERT INTO documents (tenant, collection, id, revision, body) \
+     VALUES ($1, $2, $3, 1, $4) \
+     ON CONFLICT (tenant, collection, id) \
+     DO UPDATE SET revision = documents.revision + 1, body = excluded.body \
+     RETURNING revision";
+
+const DOCUMENT: &[Column] = &[Column::Text, Column::Int, Column::Text];
+const ONE_INT: &[Column] = &[Column::Int];
+const ENTRY: &[Column] = &[Column::Text, Column::Blob];
+
+fn text_value(s: &str) -> Value {
+    Value::Text(s.to_owned())
+}
+
+/// A revision as stored (a signed 64-bit column).
+fn revision_value(revision: u64) -> Value {
+    Value::Int(i64::try_from(revision).unwrap_or(i64::MAX))
+}
+
+fn document(row: &[Value]) -> Result<Document, Fault> {
+    Ok(Document {
+        id: text(row, 0)?,
+        revision: u64::try_from(int(row, 1)?).unwrap_or_default(),
+        body: text(row, 2)?,
+    })
+}
+
+fn documents(rows: &[Row]) -> Result<Vec<Document>, Fault> {
+    rows.iter().map(|row| document(row)).collect()
+}
+
+/// The first integer of the first row of the first statement.
+fn first_int(results: &[Vec<Row>]) -> Result<i64, Fault> {
+    let row = results
+        .first()
+        .and_then(|rows| rows.first())
+        .ok_or_else(|| Fault("the statement returned no row".to_owned()))?;
+    int(row, 0)
+}
+
+/// The operations of one transaction of one tenant: each returns the [`Plan`] that performs
+/// it. The tenant is fixed here, so no statement can reach another tenant's rows.
+#[derive(Debug, Clone)]
+pub struct Scope {
+    tenant: String,
+    mode: Mode,
+}
+
+impl Scope {
+    pub fn new(tenant: &str, mode: Mode) -> Self {
+        Self {
+            tenant: tenant.to_owned(),
+            mode,
+        }
+    }
+
+    fn writable(&self) -> Result<(), StoreError> {
+        match self.mode {
+            Mode::ReadWrite => Ok(()),
+            Mode::ReadOnly => Err(StoreError::Invalid(
+                "write in a read-only transaction".to_owned(),
+            )),
+        }
+    }
+
+    fn tenant_value(&self) -> Value {
+        text_value(&self.tenant)
+    }
+
+    pub fn get(&self, collection: &str, id: &str) -> Plan<Option<Document>> {
+        let statement = Statement::new(
+            "SELECT id, revision, body FROM documents \
+             WHERE tenant = $1 AND collection = $2 AND id = $3"
+                .to_owned(),
+            vec![self.tenant_value(), text_value(collection), text_value(id)],
+            DOCUMENT,
+        );
+        Plan::new(vec![statement], |results| {
+            let rows = results.first().map(Vec::as_slice).unwrap_or_default();
+            Ok(Ok(rows.first().map(|row| document(row)).transpose()?))
+        })
+    }
+
+    /// Several documents, in the order of `ids`; missing ones are left out.
+    pub fn get_many(&self, collection: &str, ids: &[String]) -> Plan<Vec<Document>> {
+        if ids.len() > MAX_GET_MANY {
+            return Plan::refuse(StoreError::Invalid(format!(
+                "at most {MAX_GET_MANY} ids at once"
+            )));
+        }
+        if ids.is_empty() {
+            return Plan::done(Ok(Ok(Vec::new())));
+        }
+        let placeholders: Vec<String> = (0..ids.len()).map(|i| format!("${}", i + 3)).collect();
+        let sql = format!(
+            "SELECT id, revision, body FROM documents \
+             WHERE tenant = $1 AND collection = $2 AND id IN ({})",
+            placeholders.join(", ")
+        );
+        let mut params = vec![self.tenant_value(), text_value(collection)];
+        params.extend(ids.iter().map(|id| text_value(id)));
+        let order = ids.to_vec();
+        Plan::new(
+            vec![Statement::new(sql, params, DOCUMENT)],
+            move |results| {
+                let rows = results.first().map(Vec::as_slice).unwrap_or_default();
+                let mut found: HashMap<String, Document> = HashMap::new();
+                for doc in documents(rows)? {
+                    found.insert(doc.id.clone(), doc);
+                }
+                Ok(Ok(order.iter().filter_map(|id| found.remove(id)).collect()))
+            },
+        )
+    }
+
+    /// Writes the document if `expected` holds (else [`StoreError::Conflict`]) and replaces
+    /// its index entries. Returns the new revision.
+    pub fn put(
+        &self,
+        collection: &str,
+        id: &str,
+        body: &str,
+        indexes: &[Index],
+        expected: Expect,
+    ) -> Plan<u64> {
+        if let Err(e) = self.writable() {
+            return Plan::refuse(e);
+        }
+        let mut params = vec![
+            self.tenant_value(),
+            text_value(collection),
+            text_value(id),
+            text_value(body),
+        ];
+        let sql = match expected {
+            Expect::Absent => {
+                "INSERT INTO documents (tenant, collection, id, revision, body) \
+                 VALUES ($1, $2, $3, 1, $4) ON CONFLICT DO NOTHING RETURNING revision"
+            }
+            Expect::Revision(expected) => {
+                params.push(revision_value(expected));
+                "UPDATE documents SET revision = revision + 1, body = $4 \
+                 WHERE tenant = $1 AND collection = $2 AND id = $3 AND revision = $5 \
+                 RETURNING revision"
+            }
+            Expect::Any => PUT_ANY,
+        };
+        let statements = self.put_statements(
+            Statement::new(sql.to_owned(), params, ONE_INT),
+            collection,
+            id,
+            indexes,
+        );
+        Plan::new(statements, |results| {
+            Ok(Ok(u64::try_from(first_int(&results)?).unwrap_or_default()))
+        })
+        .guard_first(|rows| rows.is_empty().then_some(StoreError::Conflict))
+    }
+
+    /// The document's write followed by the replacement of its index entries.
+    fn put_statements(
+        &self,
+        write: Statement,
+        collection: &str,
+        id: &str,
+        indexes: &[Index],
+    ) -> Vec<Statement> {
+        let mut statements = vec![
+            write,
+            Statement::new(
+                "DELETE FROM doc_index WHERE tenant = $1 AND collection = $2 AND doc_id = $3"
+                    .to_owned(),
+                vec![self.tenant_value(), text_value(collection), text_value(id)],
+                &[],
+            ),
+        ];
+        statements.extend(indexes.iter().map(|index| {
+            Statement::new(
+                "INSERT INTO doc_index (tenant, collection, index_name, key, doc_id) \
+                 VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING"
+                    .to_owned(),
+                vec![
+                    self.tenant_value(),
+                    text_value(collection),
+                    text_value(&index.name),
+                    Value::Blob(keys::encode(&index.parts)),
+                    text_value(id),
+                ],
+                &[],
+            )
+        }));
+        statements
+    }
+
+    /// Writes records in bulk (demo data, catalogue import), whatever is there, and moves the
+    /// sequence named like each collection past the largest numeric id written
+    /// ([`sequence_advances`]), so ids handed out later never collide with written ones.
+    pub fn put_records(&self, records: &[Record]) -> Plan<()> {
+        if let Err(e) = self.writable() {
+            return Plan::refuse(e);
+        }
+        let mut statements = Vec::new();
+        for record in records {
+            let write = Statement::new(
+                PUT_ANY.to_owned(),
+                vec![
+                    self.tenant_value(),
+                    text_value(record.collection),
+                    text_value(&record.id),
+                    text_value(&record.body),
+                ],
+                ONE_INT,
+            );
+            let indexes: Vec<Index> = record.indexes.iter().map(Index::from).collect();
+            statements.extend(self.put_statements(write, record.collection, &record.id, &indexes));
+        }
+        for (sequence, id) in sequence_advances(records) {
+            statements.push(self.advance_statement(sequence, id));
+        }
+        Plan::new(statements, |_| Ok(Ok(())))
+    }
+
+    /// Deletes the document (and, by cascade, its index entries). With a revision, a document
+    /// at another revision or none at all is a [`StoreError::Conflict`].
+    pub fn delete(&self, collection: &str, id: &str, expected: Expect) -> Plan<()> {
+        if let Err(e) = self.writable() {
+            return Plan::refuse(e);
+        }
+        let mut params = vec![self.tenant_value(), text_value(collection), text_value(id)];
+        let sql = match expected {
+            Expect::Any => {
+                "DELETE FROM documents WHERE tenant = $1 AND collection = $2 AND id = $3 \
+                 RETURNING id"
+            }
+            Expect::Revision(revision) => {
+                params.push(revision_value(revision));
+                "DELETE FROM documents WHERE tenant = $1 AND collection = $2 AND id = $3 \
+                 AND revision = $4 RETURNING id"
+            }
+            Expect::Absent => {
+                return Plan::refuse(StoreError::Invalid(
+                    "a delete cannot expect the document to be absent".to_owned(),
+                ));
+            }
+        };
+        let statement = Statement::new(sql.to_owned(), params, &[Column::Text]);
+        Plan::new(vec![statement], move |results| {
+            let deleted = results.first().is_some_and(|rows| !rows.is_empty());
+            Ok(match expected {
+                Expect::Revision(_) if !deleted => Err(StoreError::Conflict),
+                _ => Ok(()),
+            })
+        })
+    }
+
+    /// The rows of a scan in index order: `columns` of `doc_index i`, joined to `documents d`
+    /// when `with_documents`, at most `cap` of them whatever the scan asks.
+    fn range_rows(
+        &self,
+        scan: &Scan,
+        columns: &str,
+        kinds: &'static [Column],
+        with_documents: bool,
+        cap: u32,
+    ) -> Statement {
+        let (lo, hi) = scan.range.interval();
+        let join = if with_documents {
+            "JOIN documents d ON d.tenant = i.tenant AND d.collection = i.collection \
+                 AND d.id = i.doc_id"
+        } else {
+            ""
+        };
+        let sql = format!(
+            "SELECT {columns} FROM doc_index i {join} \
+             WHERE i.tenant = $1 AND i.collection = $2 AND i.index_name = $3 \
+                 AND i.key >= $4 AND i.key < $5 \
+             ORDER BY i.key {dir}, i.doc_id {dir} LIMIT $6 OFFSET $7",
+            dir = if scan.descending { "DESC" } else { "ASC" }
+        );
+        Statement::new(
+            sql,
+            vec![
+                self.tenant_value(),
+                text_value(&scan.range.collection),
+                text_value(&scan.range.index),
+                Value::Blob(lo),
+                Value::Blob(hi),
+                Value::Int(i64::from(scan.limit.min(cap))),
+                Value::Int(i64::from(scan.skip)),
+            ],
+            kinds,
+        )
+    }
+
+    /// Documents in index order (at most [`MAX_SCAN`]).
+    pub fn scan(&self, scan: &Scan) -> Plan<Vec<Document>> {
+        let statement = self.range_rows(scan, "d.id, d.revision, d.body", DOCUMENT, true, MAX_SCAN);
+        Plan::new(vec![statement], |results| {
+            Ok(Ok(documents(
+                results.first().map(Vec::as_slice).unwrap_or_default(),
+            )?))
+        })
+    }
+
+    /// Index entries in index order (at most [`MAX_KEYS`]).
+    pub fn keys(&self, scan: &Scan) -> Plan<Vec<Entry>> {
+        let statement = self.range_rows(scan, "i.doc_id, i.key", ENTRY, false, MAX_KEYS);
+        Plan::new(vec![statement], |results| {
+            let rows = results.first().map(Vec::as_slice).unwrap_or_default();
+            let mut entries = Vec::with_capacity(rows.len());
+            for row in rows {
+                entries.push(Entry {
+                    id: text(row, 0)?,
+                    key: keys::decode(blob(row, 1)?).map_err(|e| Fault(e.to_string()))?,
+                });
+            }
+            Ok(Ok(entries))
+        })
+    }
+
+    /// The number of index entries in a range.
+    pub fn count(&self, range: &Range) -> Plan<u64> {
+        let (lo, hi) = range.interval();
+        let statement = Statement::new(
+            "SELECT COUNT(*) FROM doc_index \
+             WHERE tenant = $1 AND collection = $2 AND index_name = $3 \
+                 AND key >= $4 AND key < $5"
+                .to_owned(),
+            vec![
+                self.tenant_value(),
+                text_value(&range.collection),
+                text_value(&range.index),
+                Value::Blob(lo),
+                Value::Blob(hi),
+            ],
+            ONE_INT,
+        );
+        Plan::new(vec![statement], |results| {
+            Ok(Ok(u64::try_from(first_int(&results)?).unwrap_or_default()))
+        })
+    }
+
+    /// The next value of a sequence, starting at 1; the sequence's row stays locked until the
+    /// transaction ends.
+    pub fn next_id(&self, sequence: &str) -> Plan<i64> {
+        if let Err(e) = self.writable() {
+            return Plan::refuse(e);
+        }
+        let statement = Statement::new(
+            "INSERT INTO sequences (tenant, name, value) VALUES ($1, $2, 1) \
+             ON CONFLICT (tenant, name) DO UPDATE SET value = sequences.value + 1 \
+             RETURNING value"
+                .to_owned(),
+            vec![self.tenant_value(), text_value(sequence)],
+            ONE_INT,
+        );
+        Plan::new(vec![statement], |results| Ok(Ok(first_int(&results)?)))
+    }
+
+    /// Makes the sequence hand out values greater than `value` from now on.
+    pub fn advance_sequence(&self, sequence: &str, value: i64) -> Plan<()> {
+        if let Err(e) = self.writable() {
+            return Plan::refuse(e);
+        }
+        Plan::new(vec![self.advance_statement(sequence, value)], |_| {
+            Ok(Ok(()))
+        })
+    }
+
+    fn advance_statement(&self, sequence: &str, value: i64) -> Statement {
+        Statement::new(
+            "INSERT INTO sequences (tenant, name, value) VALUES ($1, $2, $3) \
+             ON CONFLICT (tenant, name) DO UPDATE \
+             SET value = CASE WHEN sequences.value > $3 THEN sequences.value ELSE $3 END"
+                .to_owned(),
+            vec![self.tenant_value(), text_value(sequence), Value::Int(value)],
+            &[],
+        )
+    }
+
+    /// Queues a message with this transaction; `false` when a message with the same topic and
+    /// dedupe key exists.
+    pub fn publish(
+        &self,
+        topic: &str,
+        payload: &str,
+        dedupe_key: Option<&str>,
+        now_micros: i64,
+    ) -> Plan<bool> {
+        if let Err(e) = self.writable() {
+            return Plan::refuse(e);
+        }
+        let mut params = vec![self.tenant_value(), text_value(topic), text_value(payload)];
+        // No NULL parameter: PostgreSQL could not tell its type.
+        let (dedupe, now) = match dedupe_key {
+            Some(key) => {
+                params.push(text_value(key));
+                ("$4", "$5")
+            }
+            None => ("NULL", "$4"),
+        };
+        params.push(Value::Int(now_micros));
+        let statement = Statement::new(
+            format!(
+                "INSERT INTO queue (tenant, topic, payload, dedupe_key, available_at, created_at) \
+                 VALUES ($1, $2, $3, {dedupe}, {now}, {now}) ON CONFLICT DO NOTHING RETURNING id"
+            ),
+            params,
+            ONE_INT,
+        );
+        Plan::new(vec![statement], |results| {
+            Ok(Ok(results.first().is_some_and(|rows| !rows.is_empty())))
+        })
+    }
+}
+
+/// Reads the rows of a statement from a driver's own row type: one call per column, with
+/// the kind [`Statement::columns`] names.
+pub fn read_row<E>(
+    columns: &[Column],
+    mut read: impl FnMut(usize, Column) -> Result<Value, E>,
+) -> Result<Row, E> {
+    columns
+        .iter()
+        .enumerate()
+        .map(|(i, kind)| read(i, *kind))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scope(mode: Mode) -> Scope {
+        Scope::new("t", mode)
+    }
+
+    fn first_statement<T: std::fmt::Debug>(mut plan: Plan<T>) -> Statement {
+        match plan.step(None) {
+            crate::Step::Run(statement) => statement,
+            crate::Step::Done(outcome) => panic!("no statement: {outcome:?}"),
+        }
+    }
+
+    #[test]
+    fn writes_in_a_read_only_transaction_are_invalid() {
+        let ro = scope(Mode::ReadOnly);
+        let outcome = ro
+            .put("c", "1", "{}", &[], Expect::Any)
+            .run(|_| Ok::<_, ()>(vec![]));
+        assert!(matches!(outcome, Ok(Ok(Err(StoreError::Invalid(_))))));
+        let outcome = ro.next_id("s").run(|_| Ok::<_, ()>(vec![]));
+        assert!(matches!(outcome, Ok(Ok(Err(StoreError::Invalid(_))))));
+        let outcome = ro.publish("t", "{}", None, 0).run(|_| Ok::<_, ()>(vec![]));
+        assert!(matches!(outcome, Ok(Ok(Err(StoreError::Invalid(_))))));
+    }
+
+    #[test]
+    fn a_put_that_returns_no_row_conflicts_and_writes_no_index() {
+        let index = Index {
+            name: "by".to_owned(),
+            parts: vec![KeyPart::Int(1)],
+        };
+        let mut ran = 0;
+        let outcome = scope(Mode::ReadWrite)
+            .put("c", "1", "{}", &[index], Expect::Revision(3))
+            .run(|_| {
+                ran += 1;
+                Ok::<_, ()>(vec![])
+            });
+        assert_eq!(outcome, Ok(Ok(Err(StoreError::Conflict))));
+        assert_eq!(ran, 1);
+    }
+
+    #[test]
+    fn a_delete_cannot_expect_absence() {
+        let outcome = scope(Mode::ReadWrite)
+            .delete("c", "1", Expect::Absent)
+            .run(|_| Ok::<_, ()>(vec![]));
+        assert!(matches!(outcome, Ok(Ok(Err(StoreError::Invalid(_))))));
+    }
+
+    #[test]
+    fn get_many_keeps_the_asked_order_and_its_limit() {
+        let ids = vec!["b".to_owned(), "x".to_owned(), "a".to_owned()];
+        let outcome = scope(Mode::ReadOnly).get_many("c", &ids).run(|_| {
+            Ok::<_, ()>(vec![
+                vec![
+                    Value::Text("a".into()),
+                    Value::Int(1),
+                    Value::Text("{}".into()),
+                ],
+                vec![
+                    Value::Text("b".into()),
+                    Value::Int(2),
+                    Value::Text("{}".into()),
+                ],
+            ])
+        });
+        let ids: Vec<String> = outcome
+            .unwrap()
+            .unwrap()
+            .unwrap()
+            .into_iter()
+            .map(|d| d.id)
+            .collect();
+        assert_eq!(ids, ["b", "a"]);
+        let too_many = vec![String::new(); MAX_GET_MANY + 1];
+        let outcome = scope(Mode::ReadOnly)
+            .get_many("c", &too_many)
+            .run(|_| Ok::<_, ()>(vec![]));
+        assert!(matches!(outcome, Ok(Ok(Err(StoreError::Invalid(_))))));
+    }
+
+    #[test]
+    fn scans_are_capped() {
+        let range = Range {
+            collection: "c".to_owned(),
+            index: "i".to_owned(),
+            keys: KeyRange::default(),
+        };
+        let scan = Scan {
+            range,
+            descending: false,
+            skip: 0,
+            limit: u32::MAX,
+        };
+        let statement = first_statement(scope(Mode::ReadOnly).scan(&scan));
+        assert_eq!(statement.params[5], Value::Int(i64::from(MAX_SCAN)));
+        let statement = first_statement(scope(Mode::ReadOnly).keys(&scan));
+        assert_eq!(statement.params[5], Value::Int(i64::from(MAX_KEYS)));
+    }
+
+    #[test]
+    fn publish_without_a_key_binds_no_null() {
+        let statement = first_statement(scope(Mode::ReadWrite).publish("t", "{}", None, 7));
+        assert_eq!(statement.params.len(), 4);
+        assert!(statement.sql(Dialect::Sqlite).contains("NULL, ?4, ?4"));
+    }
+
+    #[test]
+    fn malformed_stored_keys_are_faults() {
+        let range = Range {
+            collection: "c".to_owned(),
+            index: "i".to_owned(),
+            keys: KeyRange::default(),
+        };
+        let scan = Scan {
+            range,
+            descending: false,
+            skip: 0,
+            limit: 10,
+        };
+        let outcome = scope(Mode::ReadOnly)
+            .keys(&scan)
+            .run(|_| Ok::<_, ()>(vec![vec![Value::Text("1".into()), Value::Blob(vec![9])]]));
+        assert!(matches!(outcome, Ok(Err(Fault(_)))));
+    }
+}
