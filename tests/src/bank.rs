@@ -71,6 +71,18 @@ impl Ca {
         )
     }
 
+    /// A server certificate for these DNS names (a wildcard such as `*.localhost` among them).
+    pub fn server_for(&self, names: &[&str]) -> Identity {
+        self.issue(
+            names.first().copied().unwrap_or("server"),
+            names
+                .iter()
+                .map(|name| SanType::DnsName((*name).try_into().expect("DNS name")))
+                .collect(),
+            ExtendedKeyUsagePurpose::ServerAuth,
+        )
+    }
+
     /// A client certificate.
     pub fn client(&self, name: &str) -> Identity {
         self.issue(name, Vec::new(), ExtendedKeyUsagePurpose::ClientAuth)
