@@ -26,28 +26,61 @@ impl CompiledCache {
         })
     }
 
-    /// The component for these bytes, with the hex sha256 that names it.
+    /// The component for these bytes, with the hex sha256 that names it: from the cache, or
+    /// compiled (and cached) when the cache does not hold it.
     pub fn component(&self, engine: &Engine, wasm: &[u8]) -> anyhow::Result<(String, Component)> {
-        let hash = hex::encode(Sha256::digest(wasm));
-        let path = self.dir.join(format!("{hash}-{}.cwasm", self.engine_key));
-        if path.exists() {
-            match deserialize(engine, &path) {
-                Ok(component) => return Ok((hash, component)),
-                Err(e) => {
-                    tracing::warn!(path = %path.display(), error = %e, "recompiling a stale cache entry")
-                }
+        let hash = sha256_hex(wasm);
+        let component = match self.cached(engine, &hash) {
+            Some(component) => component,
+            None => self.compile(engine, &hash, wasm)?,
+        };
+        Ok((hash, component))
+    }
+
+    /// The compiled component named by `hash`, when this cache holds a usable one.
+    pub fn cached(&self, engine: &Engine, hash: &str) -> Option<Component> {
+        let path = self.path(hash);
+        if !path.exists() {
+            return None;
+        }
+        match deserialize(engine, &path) {
+            Ok(component) => Some(component),
+            Err(e) => {
+                tracing::warn!(path = %path.display(), error = %e, "recompiling a stale cache entry");
+                None
             }
         }
-        let compiled = engine.precompile_component(wasm)?;
+    }
+
+    /// Compiles `wasm`, whose sha256 is `hash`, and caches the result.
+    pub fn compile(&self, engine: &Engine, hash: &str, wasm: &[u8]) -> anyhow::Result<Component> {
+        anyhow::ensure!(
+            sha256_hex(wasm) == hash,
+            "the bytes of component {hash} do not match their sha256"
+        );
+        let compiled = engine
+            .precompile_component(wasm)
+            .map_err(anyhow::Error::from)
+            .context("not a valid WebAssembly component")?;
         // Write to a unique temporary name and rename: concurrent hosts sharing the directory
         // never see a half-written file.
         let tmp = self
             .dir
             .join(format!(".{hash}.{}.tmp", uuid::Uuid::new_v4()));
         std::fs::write(&tmp, &compiled)?;
+        let path = self.path(hash);
         std::fs::rename(&tmp, &path)?;
-        Ok((hash, deserialize(engine, &path)?))
+        deserialize(engine, &path)
     }
+
+    fn path(&self, hash: &str) -> PathBuf {
+        self.dir.join(format!("{hash}-{}.cwasm", self.engine_key))
+    }
+}
+
+/// The hex sha256 that names a component's bytes.
+pub fn sha256_hex(wasm: &[u8]) -> String {
+    hex::encode(Sha256::digest(wasm))
 }
 
 #[expect(

@@ -1,0 +1,290 @@
+//! Per-tenant components: `rentald component install|list|rollback` against a running server's
+//! database. The `variant` test component answers every request with a recognisable body and
+//! header, so a response shows whether the tenant's own component or the platform's served it.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use rentald_tests::{TestApp, cache_dir, components_dir, on_both_backends};
+use serde_json::Value;
+use sha2::{Digest as _, Sha256};
+
+const VARIANT_HEADER: &str = "x-component-variant";
+const LIST: &str = "/api/bookings/list?limit=1";
+
+fn variant_wasm() -> PathBuf {
+    components_dir().join("variant.wasm")
+}
+
+fn sha256_of(path: &Path) -> String {
+    hex::encode(Sha256::digest(std::fs::read(path).unwrap()))
+}
+
+/// A copy of a component with a custom section appended: the same behaviour, other bytes (and
+/// so another sha256).
+fn with_custom_section(from: &Path, to: &Path, payload: &str) {
+    let mut wasm = std::fs::read(from).unwrap();
+    let name = b"rentald-test";
+    let mut section = vec![u8::try_from(name.len()).unwrap()];
+    section.extend_from_slice(name);
+    section.extend_from_slice(payload.as_bytes());
+    wasm.push(0);
+    let mut size = section.len();
+    loop {
+        let byte = u8::try_from(size & 0x7f).unwrap();
+        size >>= 7;
+        if size == 0 {
+            wasm.push(byte);
+            break;
+        }
+        wasm.push(byte | 0x80);
+    }
+    wasm.extend_from_slice(&section);
+    std::fs::write(to, wasm).unwrap();
+}
+
+/// `rentald component ...`, with the test servers' compile cache for installs.
+async fn component(app: &TestApp, args: &[&str]) -> std::process::Output {
+    let mut all = vec!["component"];
+    all.extend_from_slice(args);
+    let cache = cache_dir();
+    if args.first() == Some(&"install") {
+        all.extend(["--cache-dir", cache.to_str().unwrap()]);
+    }
+    app.cli(&all, None).await
+}
+
+async fn component_ok(app: &TestApp, args: &[&str]) -> String {
+    let output = component(app, args).await;
+    assert!(
+        output.status.success(),
+        "component {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+async fn component_list(app: &TestApp, tenant: &str) -> Value {
+    serde_json::from_str(&component_ok(app, &["list", "--tenant", tenant, "--json"]).await).unwrap()
+}
+
+/// The `listing` entry of `component list --json`.
+fn listing(list: &Value) -> &Value {
+    list["components"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["component"] == "listing")
+        .unwrap()
+}
+
+/// Whether the tenant's list endpoint is answered by the variant (asserting a 200 either way).
+async fn served_by_variant(app: &TestApp, tenant: &str, token: &str) -> bool {
+    let response = app.get(tenant, LIST, token).await;
+    assert_eq!(response.status(), 200, "{tenant}");
+    let variant = response.headers().contains_key(VARIANT_HEADER);
+    let body: Value = response.json().await.unwrap();
+    if variant {
+        assert_eq!(body["Variant"], "listing-variant");
+        assert_eq!(body["Tenant"], tenant, "the variant is bound to the tenant");
+    } else {
+        assert!(body["Items"].is_array() || body.is_array() || body.is_object());
+        assert!(body.get("Variant").is_none(), "{body}");
+    }
+    variant
+}
+
+/// Waits (up to 20 s) until the tenant is served by the variant, or not.
+async fn wait_for(app: &TestApp, tenant: &str, token: &str, variant: bool) {
+    let started = Instant::now();
+    while served_by_variant(app, tenant, token).await != variant {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "{tenant} is not served by the {} within 20 s",
+            if variant {
+                "variant"
+            } else {
+                "platform's listing"
+            }
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+on_both_backends! {
+    async fn a_tenant_component_changes_only_that_tenant(app: TestApp) {
+        let alpha = app.tenant_with_token("alpha", true).await;
+        let beta = app.tenant_with_token("beta", true).await;
+        assert!(!served_by_variant(&app, "alpha", &alpha).await);
+        let list = component_list(&app, "alpha").await;
+        for component in list["components"].as_array().unwrap() {
+            assert_eq!(component["active"], Value::Null, "{component}");
+        }
+        assert_eq!(list["components"].as_array().unwrap().len(), 6);
+
+        let installed = component_ok(
+            &app,
+            &["install", "--tenant", "alpha", "listing", variant_wasm().to_str().unwrap()],
+        )
+        .await;
+        let sha256 = sha256_of(&variant_wasm());
+        assert!(installed.contains("version 1"), "{installed}");
+        assert!(installed.contains(&sha256), "{installed}");
+        wait_for(&app, "alpha", &alpha, true).await;
+        assert!(!served_by_variant(&app, "beta", &beta).await, "the other tenant keeps the platform's");
+        // The variant replaces listing only: another component's endpoint is unchanged.
+        let (status, booking) = app
+            .call("alpha", &alpha, reqwest::Method::GET, "/api/booking/1", None)
+            .await;
+        assert_eq!(status, 200, "{booking}");
+        assert_eq!(booking["Id"], 1, "{booking}");
+
+        let list = component_list(&app, "alpha").await;
+        let entry = listing(&list);
+        assert_eq!(entry["active"]["version"], 1, "{entry}");
+        assert_eq!(entry["active"]["sha256"], sha256.as_str(), "{entry}");
+        assert_eq!(entry["history"].as_array().unwrap().len(), 1);
+        assert_eq!(listing(&component_list(&app, "beta").await)["active"], Value::Null);
+        let text = component_ok(&app, &["list", "--tenant", "alpha"]).await;
+        assert!(text.contains(&format!("listing: version 1 sha256 {sha256}")), "{text}");
+        assert!(text.contains("booking: platform default"), "{text}");
+
+        // The same file again changes nothing.
+        let again = component_ok(
+            &app,
+            &["install", "--tenant", "alpha", "listing", variant_wasm().to_str().unwrap()],
+        )
+        .await;
+        assert!(again.contains("already"), "{again}");
+        assert_eq!(listing(&component_list(&app, "alpha").await)["history"].as_array().unwrap().len(), 1);
+
+        let rolled = component_ok(&app, &["rollback", "--tenant", "alpha", "listing"]).await;
+        assert!(rolled.contains("platform"), "{rolled}");
+        wait_for(&app, "alpha", &alpha, false).await;
+        let entry = listing(&component_list(&app, "alpha").await).clone();
+        assert_eq!(entry["active"], Value::Null, "{entry}");
+        assert_eq!(entry["history"][0]["active"], false, "the history is kept: {entry}");
+
+        let output = component(&app, &["rollback", "--tenant", "alpha", "listing"]).await;
+        assert!(!output.status.success());
+        let error = String::from_utf8_lossy(&output.stderr);
+        assert!(error.contains("nothing to roll back"), "{error}");
+    }
+
+    async fn a_swap_under_load_fails_no_request(app: TestApp) {
+        let token = app.tenant_with_token("alpha", true).await;
+        let dir = tempfile::tempdir().unwrap();
+        let second = dir.path().join("variant-2.wasm");
+        with_custom_section(&variant_wasm(), &second, "second");
+
+        let stop = Arc::new(AtomicBool::new(false));
+        let url = app.url("alpha", LIST);
+        let clients: Vec<_> = (0..6)
+            .map(|_| {
+                let (client, url, token, stop) =
+                    (app.client.clone(), url.clone(), token.clone(), stop.clone());
+                tokio::spawn(async move {
+                    let (mut failures, mut variant, mut platform) = (Vec::new(), 0, 0);
+                    while !stop.load(Ordering::Relaxed) {
+                        match client.get(&url).bearer_auth(&token).send().await {
+                            Ok(response) if response.status() == 200 => {
+                                if response.headers().contains_key(VARIANT_HEADER) {
+                                    variant += 1;
+                                } else {
+                                    platform += 1;
+                                }
+                                if let Err(e) = response.bytes().await {
+                                    failures.push(format!("body: {e}"));
+                                }
+                            }
+                            Ok(response) => failures.push(format!(
+                                "{}: {}",
+                                response.status(),
+                                response.text().await.unwrap_or_default()
+                            )),
+                            Err(e) => failures.push(e.to_string()),
+                        }
+                    }
+                    (failures, variant, platform)
+                })
+            })
+            .collect();
+
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let variant = variant_wasm();
+        for file in [&variant, &second] {
+            component_ok(&app, &["install", "--tenant", "alpha", "listing", file.to_str().unwrap()])
+                .await;
+            wait_for(&app, "alpha", &token, true).await;
+        }
+        let rolled = component_ok(&app, &["rollback", "--tenant", "alpha", "listing"]).await;
+        assert!(rolled.contains("version 1"), "{rolled}");
+        tokio::time::sleep(Duration::from_millis(1_500)).await;
+        component_ok(&app, &["rollback", "--tenant", "alpha", "listing"]).await;
+        wait_for(&app, "alpha", &token, false).await;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        stop.store(true, Ordering::Relaxed);
+
+        let (mut failures, mut variant, mut platform) = (Vec::new(), 0, 0);
+        for client in clients {
+            let (f, v, p) = client.await.unwrap();
+            failures.extend(f);
+            variant += v;
+            platform += p;
+        }
+        assert!(failures.is_empty(), "{} failed requests: {failures:?}", failures.len());
+        assert!(variant > 0 && platform > 0, "variant {variant}, platform {platform}");
+        let entry = listing(&component_list(&app, "alpha").await).clone();
+        assert_eq!(entry["history"].as_array().unwrap().len(), 2, "{entry}");
+        assert_eq!(entry["active"], Value::Null, "{entry}");
+    }
+
+    async fn uploads_that_do_not_fit_are_refused_and_not_stored(app: TestApp) {
+        app.create_tenant("alpha", false).await;
+        let dir = tempfile::tempdir().unwrap();
+        let not_wasm = dir.path().join("notes.wasm");
+        std::fs::write(&not_wasm, "not a component").unwrap();
+        // An empty component: valid, but it exports nothing.
+        let empty = dir.path().join("empty.wasm");
+        std::fs::write(&empty, b"\0asm\x0d\x00\x01\x00").unwrap();
+        let banktwo = components_dir().join("banktwo.wasm");
+        let variant = variant_wasm();
+
+        for (name, file, expected) in [
+            ("listing", &not_wasm, "not a valid WebAssembly component"),
+            (
+                "listing",
+                &banktwo,
+                "component imports `rental:platform/",
+            ),
+            ("listing", &banktwo, "which the platform does not offer to `listing`"),
+            (
+                "listing",
+                &empty,
+                "does not export `wasi:http/incoming-handler@0.2.x`",
+            ),
+            ("pricing", &variant, "unknown component \"pricing\""),
+        ] {
+            let output = component(
+                &app,
+                &["install", "--tenant", "alpha", name, file.to_str().unwrap()],
+            )
+            .await;
+            let error = String::from_utf8_lossy(&output.stderr);
+            assert!(!output.status.success(), "{name} {}", file.display());
+            assert!(error.contains(expected), "{name} {}: {error}", file.display());
+        }
+        let output = component(
+            &app,
+            &["install", "--tenant", "nobody", "listing", variant.to_str().unwrap()],
+        )
+        .await;
+        assert!(!output.status.success());
+        assert!(String::from_utf8_lossy(&output.stderr).contains("nobody"));
+
+        assert_eq!(app.sql_count("SELECT COUNT(*) FROM component_blobs").await, 0);
+        assert_eq!(app.sql_count("SELECT COUNT(*) FROM tenant_components").await, 0);
+    }
+}
