@@ -89,12 +89,23 @@ impl TokenError {
     }
 }
 
-/// The client's credentials as sent, from the form or from HTTP Basic.
-#[derive(Debug, Default, PartialEq, Eq)]
+/// The client's credentials as sent, from the form or from HTTP Basic. Its `Debug` leaves the
+/// secret out, so that no log line can carry it.
+#[derive(Default, PartialEq, Eq)]
 pub struct TokenRequest {
     pub grant_type: Option<String>,
     pub client_id: Option<String>,
     pub client_secret: Option<String>,
+}
+
+impl std::fmt::Debug for TokenRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TokenRequest")
+            .field("grant_type", &self.grant_type)
+            .field("client_id", &self.client_id)
+            .field("client_secret", &self.client_secret.as_ref().map(|_| "***"))
+            .finish()
+    }
 }
 
 impl TokenRequest {
@@ -326,6 +337,16 @@ mod tests {
         assert!(verify_password("s3cret", &hash));
         assert!(!verify_password("S3cret", &hash));
         assert!(!verify_password("s3cret", "not a hash"));
+    }
+
+    #[test]
+    fn the_client_secret_is_not_debug_printed() {
+        let request = TokenRequest::parse(b"client_id=api&client_secret=hunter2", None).unwrap();
+        let printed = format!("{request:?}");
+        assert!(
+            printed.contains("api") && !printed.contains("hunter2"),
+            "{printed}"
+        );
     }
 
     #[test]

@@ -6,6 +6,7 @@ use std::time::Duration;
 use rental_domain::Language;
 use wasmtime::component::ResourceTable;
 use wasmtime::{StoreLimits, StoreLimitsBuilder};
+use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
@@ -53,13 +54,15 @@ impl HostState {
         storage: Storage,
         memory_bytes: usize,
         bank_timeout: Duration,
+        stderr: MemoryOutputPipe,
     ) -> Self {
         let mut table = ResourceTable::new();
         table.set_max_capacity(MAX_RESOURCES);
         Self {
             // Nothing is granted: no directories, environment, arguments or sockets. Guest
-            // stderr goes to the host's, so a panic message reaches the operator's logs.
-            wasi: WasiCtx::builder().inherit_stderr().build(),
+            // stderr is kept for the runtime to log (a panic message reaches the operator's
+            // logs as a log event of the request, never as raw text in them).
+            wasi: WasiCtx::builder().stderr(stderr).build(),
             http: WasiHttpCtx::new(),
             table,
             limits: StoreLimitsBuilder::new()

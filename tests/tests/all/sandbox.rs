@@ -8,6 +8,15 @@ use serde_json::Value;
 /// A server whose `listing` component is the hostile test component (the other components
 /// are the real ones), with a 1 s deadline.
 async fn hostile_app() -> (TestApp, tempfile::TempDir) {
+    let dir = hostile_components();
+    let mut options = Options::new(Backend::Sqlite);
+    options.components_dir = Some(dir.path().to_path_buf());
+    options.request_timeout_ms = 1_000;
+    (TestApp::spawn(options).await.expect("sqlite"), dir)
+}
+
+/// A components directory whose `listing.wasm` is the hostile test component.
+pub(crate) fn hostile_components() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     for entry in std::fs::read_dir(components_dir()).unwrap() {
         let path = entry.unwrap().path();
@@ -23,10 +32,7 @@ async fn hostile_app() -> (TestApp, tempfile::TempDir) {
         dir.path().join("listing.wasm"),
     )
     .expect("hostile.wasm is built by ./dev test");
-    let mut options = Options::new(Backend::Sqlite);
-    options.components_dir = Some(dir.path().to_path_buf());
-    options.request_timeout_ms = 1_000;
-    (TestApp::spawn(options).await.expect("sqlite"), dir)
+    dir
 }
 
 async fn error_body(response: reqwest::Response) -> (u16, Value, String) {
