@@ -13,12 +13,14 @@
 //! - [`dates`] holds lenient date-time parsing, tenant time zones and the close-date range;
 //! - [`payments`] holds the bank payments' queue message and the crediting rule;
 //! - [`store`] and [`collections`] say how documents are laid out in the store;
+//! - [`catalog`] reads, validates and writes the catalogue file of `rentald catalog`;
 //! - [`json`] holds serde helpers, also for request models;
 //! - [`booking`] holds the booking rules: requests, availability, status, version, customer
 //!   and additionals rules, operations and the comments they record;
 //! - [`selfcheckin`] holds the self-check-in model and rules (docs/selfcheckin.md).
 
 pub mod booking;
+pub mod catalog;
 pub mod collections;
 pub mod dates;
 #[cfg(feature = "demo")]

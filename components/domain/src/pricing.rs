@@ -469,26 +469,11 @@ pub fn round_money(amount: Decimal, minor_units: u32) -> Decimal {
 /// gap or overlap is [`ErrorCode::TariffNotFound`] (21: no usable tariff); more days than its
 /// last bracket reaches is [`ErrorCode::MaxDaysOfBookingReached`] (30) naming `ToDate`.
 fn applied_brackets(tariff: &Tariff, days: i64) -> Result<Vec<(&TariffBracket, i64)>, ApiError> {
-    let malformed = |detail: String| {
+    let brackets = ordered_brackets(tariff).map_err(|detail| {
         ApiError::new(ErrorCode::TariffNotFound)
             .with_detail(format!("tariff {} {detail}", tariff.id))
-    };
-    let mut brackets: Vec<&TariffBracket> = tariff.brackets.iter().collect();
-    brackets.sort_by_key(|bracket| bracket.days_from);
-    let mut next_day = Some(1_i64);
-    for bracket in &brackets {
-        if Some(bracket.days_from) != next_day || bracket.days_to < bracket.days_from {
-            return Err(malformed(format!(
-                "has a bracket of days {} to {} that does not follow the previous one",
-                bracket.days_from, bracket.days_to
-            )));
-        }
-        next_day = bracket.days_to.checked_add(1);
-    }
-    let last_day = brackets
-        .last()
-        .map(|bracket| bracket.days_to)
-        .ok_or_else(|| malformed("has no day brackets".to_owned()))?;
+    })?;
+    let last_day = brackets.last().map_or(0, |bracket| bracket.days_to);
     if days > last_day {
         return Err(ApiError::new(ErrorCode::MaxDaysOfBookingReached)
             .with_field(TO_DATE)
@@ -501,6 +486,30 @@ fn applied_brackets(tariff: &Tariff, days: i64) -> Result<Vec<(&TariffBracket, i
         .take_while(|bracket| bracket.days_from <= days)
         .map(|bracket| (bracket, days.min(bracket.days_to)))
         .collect())
+}
+
+/// The brackets of `tariff` in `DaysFrom` order, when they cover day 1 onwards without gap or
+/// overlap: the shape a tariff must have to price anything (also checked on catalogue import).
+///
+/// Errors: what is wrong, worded to follow "tariff N " (no brackets, or the first bracket that
+/// does not follow the previous one).
+pub fn ordered_brackets(tariff: &Tariff) -> Result<Vec<&TariffBracket>, String> {
+    let mut brackets: Vec<&TariffBracket> = tariff.brackets.iter().collect();
+    brackets.sort_by_key(|bracket| bracket.days_from);
+    let mut next_day = Some(1_i64);
+    for bracket in &brackets {
+        if Some(bracket.days_from) != next_day || bracket.days_to < bracket.days_from {
+            return Err(format!(
+                "has a bracket of days {} to {} that does not follow the previous one",
+                bracket.days_from, bracket.days_to
+            ));
+        }
+        next_day = bracket.days_to.checked_add(1);
+    }
+    if brackets.is_empty() {
+        return Err("has no day brackets".to_owned());
+    }
+    Ok(brackets)
 }
 
 /// The currency of a quote: the tariff's, else the tenant's `currency` setting.

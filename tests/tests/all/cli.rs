@@ -36,6 +36,11 @@ fn every_command_has_help() {
         &["secret", "set", "--help"],
         &["setting", "set", "--help"],
         &["queue", "list", "--help"],
+        &["catalog", "import", "--help"],
+        &["catalog", "export", "--help"],
+        &["component", "install", "--help"],
+        &["component", "list", "--help"],
+        &["component", "rollback", "--help"],
     ] {
         let output = rentald(command, &[]);
         assert!(output.status.success(), "{command:?}");

@@ -1,0 +1,95 @@
+//! `rentald catalog import` and `rentald catalog export` (docs/catalog.md): the file and the
+//! store around `rental_domain::catalog`, which reads, validates and writes the format.
+
+use std::io::Write as _;
+use std::path::Path;
+
+use anyhow::Context as _;
+use rental_domain::catalog::{self, Catalogue, Kind};
+use rental_domain::store::KeyRange;
+
+use crate::storage::Storage;
+use crate::storage::docs::{Mode, Range, Scan};
+
+/// Documents read per scan.
+const PAGE: u32 = 500;
+
+/// Validates `file` against the tenant's catalogue and writes the merged catalogue in one
+/// transaction; on any error nothing is written.
+pub async fn import(storage: &Storage, tenant: &str, file: &Path) -> anyhow::Result<()> {
+    ensure_tenant(storage, tenant).await?;
+    let bytes = std::fs::read(file).with_context(|| format!("reading {}", file.display()))?;
+    let text = catalog::decode(&bytes)?;
+    let catalogue = catalog::import(text, stored(storage, tenant).await?)?;
+    let records = catalogue.records()?;
+    storage.put_records(tenant, &records).await?;
+    let counts: Vec<String> = Kind::ALL
+        .iter()
+        .map(|kind| format!("{} {kind}", catalogue.count(*kind)))
+        .collect();
+    println!(
+        "imported {} into tenant {tenant}; its catalogue has {}",
+        file.display(),
+        counts.join(", ")
+    );
+    Ok(())
+}
+
+/// Writes the tenant's catalogue to `output`, or to standard output.
+pub async fn export(storage: &Storage, tenant: &str, output: Option<&Path>) -> anyhow::Result<()> {
+    ensure_tenant(storage, tenant).await?;
+    let text = stored(storage, tenant).await?.export()?;
+    match output {
+        Some(path) => {
+            std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+        }
+        None => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(text.as_bytes())?;
+            out.flush()?;
+        }
+    }
+    Ok(())
+}
+
+async fn ensure_tenant(storage: &Storage, tenant: &str) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        storage.tenant(tenant).await?.is_some(),
+        "tenant {tenant:?} does not exist"
+    );
+    Ok(())
+}
+
+/// The tenant's catalogue as stored, read in one read-only transaction.
+async fn stored(storage: &Storage, tenant: &str) -> anyhow::Result<Catalogue> {
+    let mut tx = storage.begin(tenant, Mode::ReadOnly).await??;
+    let mut documents = Vec::new();
+    for (collection, index) in catalog::COLLECTIONS {
+        let mut skip = 0;
+        loop {
+            let scan = Scan {
+                range: Range {
+                    collection: collection.to_owned(),
+                    index: index.to_owned(),
+                    keys: KeyRange::all(),
+                },
+                descending: false,
+                skip,
+                limit: PAGE,
+            };
+            let page = tx.scan(&scan).await??;
+            let read = u32::try_from(page.len())?;
+            documents.extend(page.into_iter().map(|document| (collection, document.body)));
+            if read < PAGE {
+                break;
+            }
+            skip += read;
+        }
+    }
+    tx.commit().await??;
+    Ok(Catalogue::from_documents(
+        documents
+            .iter()
+            .map(|(collection, body)| (*collection, body.as_str())),
+    )?)
+}
