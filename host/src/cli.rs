@@ -7,12 +7,15 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 
-use crate::config::{Config, GlobalArgs, ServeArgs};
+use crate::apidocs::ApiDocs;
+use crate::config::{Config, GlobalArgs, ServeArgs, Transport};
+use crate::metrics::Metrics;
 use crate::routes::PERMISSIONS;
-use crate::runtime::Runtime;
+use crate::runtime::{self, PLATFORM_COMPONENTS, Runtime};
 use crate::server::App;
 use crate::storage::Storage;
-use crate::{auth, queue, server, telemetry, tenancy};
+use crate::storage::components::{Install, Rollback};
+use crate::{auth, catalog, ops, queue, server, telemetry, tenancy, tls};
 
 #[derive(Debug, Parser)]
 #[command(name = "rentald", version, about = "The car-rental platform host")]
@@ -26,7 +29,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Serve the HTTP API.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Manage tenants.
     #[command(subcommand)]
     Tenant(TenantCommand),
@@ -42,6 +45,49 @@ enum Command {
     /// Inspect the message queue.
     #[command(subcommand)]
     Queue(QueueCommand),
+    /// Import or export a tenant's catalogue: branch offices, places, categories, models, cars,
+    /// additionals, tariffs (docs/catalog.md).
+    #[command(subcommand)]
+    Catalog(CatalogCommand),
+    /// Manage a tenant's own components (in place of the platform's).
+    #[command(subcommand)]
+    Component(ComponentCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum ComponentCommand {
+    /// Check a component file against the world of the platform component it replaces, store
+    /// it, compile it into the cache, and make it the tenant's active version. Running servers
+    /// switch to it within their --component-poll-ms.
+    Install {
+        #[arg(long)]
+        tenant: String,
+        /// The platform component it replaces: listing, booking, selfcheckin, bankone,
+        /// banktwo or reconcile.
+        component: String,
+        /// The component (.wasm).
+        file: std::path::PathBuf,
+        /// Where to put the compiled component: the servers' --cache-dir [default: the
+        /// configuration's cache_dir, else DATA_DIR/cache].
+        #[arg(long, value_name = "DIR")]
+        cache_dir: Option<std::path::PathBuf>,
+    },
+    /// Show, per platform component, the tenant's active version (or the platform default)
+    /// and its history.
+    List {
+        #[arg(long)]
+        tenant: String,
+        /// One JSON document.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Make the version before the active one active again; rolling back the first version
+    /// returns the tenant to the platform default.
+    Rollback {
+        #[arg(long)]
+        tenant: String,
+        component: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -121,6 +167,27 @@ enum SettingCommand {
 }
 
 #[derive(Debug, Subcommand)]
+enum CatalogCommand {
+    /// Validate a catalogue file (JSON Lines, docs/catalog.md) and merge it into the tenant's
+    /// catalogue in one transaction: records of the file replace those of the same kind and
+    /// id, the others stay. Any error, each naming its line, and nothing is written.
+    Import {
+        #[arg(long)]
+        tenant: String,
+        /// The catalogue file.
+        file: std::path::PathBuf,
+    },
+    /// Write the tenant's catalogue in the format import reads.
+    Export {
+        #[arg(long)]
+        tenant: String,
+        /// Write to this file instead of standard output.
+        #[arg(long, value_name = "FILE")]
+        output: Option<std::path::PathBuf>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
 enum QueueCommand {
     /// List the messages: pending, processing, delivered and dead, with attempts and the last
     /// error.
@@ -138,7 +205,7 @@ enum QueueCommand {
 impl Cli {
     pub async fn run(self) -> anyhow::Result<()> {
         let serve = match &self.command {
-            Command::Serve(args) => Some(args),
+            Command::Serve(args) => Some(args.as_ref()),
             _ => None,
         };
         let config = Config::resolve(&self.global, serve)?;
@@ -194,6 +261,13 @@ impl Cli {
                 storage.set_setting(&tenant, &key, &value).await?;
                 Ok(())
             }
+            Command::Component(command) => component_command(&config, &storage, command).await,
+            Command::Catalog(CatalogCommand::Import { tenant, file }) => {
+                catalog::import(&storage, &tenant, &file).await
+            }
+            Command::Catalog(CatalogCommand::Export { tenant, output }) => {
+                catalog::export(&storage, &tenant, output.as_deref()).await
+            }
             Command::Queue(QueueCommand::List {
                 tenant,
                 topic,
@@ -208,6 +282,124 @@ impl Cli {
             }
         }
     }
+}
+
+async fn component_command(
+    config: &Config,
+    storage: &Storage,
+    command: ComponentCommand,
+) -> anyhow::Result<()> {
+    match command {
+        ComponentCommand::Install {
+            tenant,
+            component,
+            file,
+            cache_dir,
+        } => {
+            let wasm =
+                std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
+            let runtime = Runtime::new(
+                config.limits,
+                cache_dir.unwrap_or_else(|| config.cache_dir.clone()),
+                Arc::new(Metrics::new()),
+            )?;
+            let sha256 = runtime
+                .check(&component, &wasm)
+                .with_context(|| format!("{} refused as {component}", file.display()))?;
+            match storage
+                .install_component(&tenant, &component, &sha256, &wasm)
+                .await?
+            {
+                Install::Installed(version) => println!(
+                    "installed {component} version {version} for tenant {tenant} (sha256 {sha256})"
+                ),
+                Install::AlreadyActive(version) => println!(
+                    "{component} version {version} of tenant {tenant} already is this file (sha256 {sha256})"
+                ),
+            }
+            Ok(())
+        }
+        ComponentCommand::List { tenant, json } => {
+            let installed = storage.tenant_components(&tenant).await?;
+            let components: Vec<_> = PLATFORM_COMPONENTS
+                .iter()
+                .map(|name| {
+                    let history: Vec<_> = installed
+                        .iter()
+                        .filter(|i| i.component == *name)
+                        .map(|i| {
+                            serde_json::json!({
+                                "version": i.version,
+                                "sha256": i.sha256,
+                                "size": i.size,
+                                "installed_at": micros_to_rfc3339(i.installed_at),
+                                "active": i.active,
+                            })
+                        })
+                        .collect();
+                    let active = history.iter().find(|v| v["active"] == true).cloned();
+                    serde_json::json!({ "component": name, "active": active, "history": history })
+                })
+                .collect();
+            let mut out = std::io::stdout().lock();
+            if json {
+                serde_json::to_writer_pretty(
+                    &mut out,
+                    &serde_json::json!({ "tenant": tenant, "components": components }),
+                )?;
+                writeln!(out)?;
+                return Ok(());
+            }
+            for component in &components {
+                let name = component["component"].as_str().unwrap_or_default();
+                match component["active"].as_object() {
+                    Some(active) => writeln!(
+                        out,
+                        "{name}: version {} sha256 {} installed {}",
+                        active["version"],
+                        active["sha256"].as_str().unwrap_or_default(),
+                        active["installed_at"].as_str().unwrap_or_default()
+                    )?,
+                    None => writeln!(out, "{name}: platform default")?,
+                }
+                for version in component["history"].as_array().into_iter().flatten() {
+                    writeln!(
+                        out,
+                        "  version {} sha256 {} {} bytes installed {}{}",
+                        version["version"],
+                        version["sha256"].as_str().unwrap_or_default(),
+                        version["size"],
+                        version["installed_at"].as_str().unwrap_or_default(),
+                        if version["active"] == true {
+                            " (active)"
+                        } else {
+                            ""
+                        }
+                    )?;
+                }
+            }
+            Ok(())
+        }
+        ComponentCommand::Rollback { tenant, component } => {
+            runtime::ensure_platform_component(&component)?;
+            match storage.rollback_component(&tenant, &component).await? {
+                Rollback::Version(version) => {
+                    println!("tenant {tenant} uses {component} version {version} again")
+                }
+                Rollback::PlatformDefault => {
+                    println!("tenant {tenant} uses the platform's {component} again")
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+/// A stored time (microseconds since the Unix epoch) as RFC 3339.
+fn micros_to_rfc3339(micros: i64) -> String {
+    chrono::DateTime::from_timestamp_micros(micros)
+        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+        .unwrap_or_default()
 }
 
 /// All of standard input without its trailing line breaks: a secret may span lines (a PEM
@@ -263,31 +455,74 @@ impl Drop for AbortOnDrop {
 }
 
 async fn run_server(config: Config, storage: Storage) -> anyhow::Result<()> {
-    let mut runtime = Runtime::new(config.limits, config.cache_dir.clone())?;
+    let metrics = Arc::new(Metrics::new());
+    let mut runtime = Runtime::new(config.limits, config.cache_dir.clone(), metrics.clone())?;
     runtime
         .load_platform_components(&config.components_dir)
         .context("build the components first (see the README)")?;
+    runtime
+        .refresh_components(&storage)
+        .await
+        .context("reading the tenants' components")?;
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
         .with_context(|| format!("listening on {}", config.listen))?;
     let address = listener.local_addr()?;
+    let (tls, _stop_reloading) = match config.transport {
+        Transport::Tls(files) => {
+            let (acceptor, watcher) = tls::start(files, &config.base_domain)?;
+            (Some(acceptor), Some(AbortOnDrop(watcher)))
+        }
+        Transport::Plain => (None, None),
+    };
+    let scheme = if tls.is_some() { "https" } else { "http" };
     let app = Arc::new(App {
         storage,
         runtime,
         base_domain: config.base_domain,
         throttle: auth::Throttle::new(),
+        metrics,
+        api_docs: ApiDocs::load()?,
     });
+    let _stop_metrics = match config.metrics_listen {
+        Some(metrics_listen) => {
+            let listener = tokio::net::TcpListener::bind(metrics_listen)
+                .await
+                .with_context(|| format!("listening on {metrics_listen} for the metrics"))?;
+            let address = listener.local_addr()?;
+            // Printed before the API's line, which tests and scripts wait for.
+            println!("metrics on http://{address}/metrics");
+            let app = app.clone();
+            Some(AbortOnDrop(tokio::spawn(async move {
+                if let Err(e) = ops::serve(app, listener).await {
+                    tracing::error!(error = %e, "the metrics listener failed");
+                }
+            })))
+        }
+        None => None,
+    };
     // Tests and scripts read the bound address from this line.
-    println!("listening on http://{address}");
+    println!("listening on {scheme}://{address}");
     std::io::stdout().flush()?;
-    tracing::info!(%address, database = %crate::storage::redact(&config.database_url), "serving");
+    tracing::info!(%address, scheme, database = %crate::storage::redact(&config.database_url), "serving");
     let consumer = tokio::spawn(queue::run(
         app.clone(),
         queue::Policy::new(config.queue_poll, config.limits.deadline),
     ));
     let _stop_consumer = AbortOnDrop(consumer);
+    let components = app.clone();
+    let _stop_components = AbortOnDrop(tokio::spawn(async move {
+        components
+            .runtime
+            .maintain_components(
+                &components.storage,
+                config.component_poll,
+                config.component_idle,
+            )
+            .await;
+    }));
     tokio::select! {
-        result = server::serve(app, listener) => result,
+        result = server::serve(app, listener, tls) => result,
         _ = tokio::signal::ctrl_c() => {
             tracing::info!("shutting down");
             Ok(())

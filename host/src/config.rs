@@ -10,6 +10,7 @@ use clap::Args;
 use serde::Deserialize;
 
 use crate::runtime::Limits;
+use crate::tls::TlsFiles;
 
 /// Options every sub-command takes.
 #[derive(Debug, Args)]
@@ -35,6 +36,11 @@ pub struct ServeArgs {
     /// [default: 127.0.0.1:8080].
     #[arg(long, env = "RENTALD_LISTEN", value_name = "ADDR")]
     pub listen: Option<SocketAddr>,
+    /// Serve /metrics (and the health probes) on this address, plain HTTP, for a private
+    /// network; port 0 picks a free one (the chosen address is printed) [default: /metrics is
+    /// not served].
+    #[arg(long, env = "RENTALD_METRICS_LISTEN", value_name = "ADDR")]
+    pub metrics_listen: Option<SocketAddr>,
     /// Tenants are served at {tenant}.{base-domain} [default: localhost].
     #[arg(long, env = "RENTALD_BASE_DOMAIN", value_name = "DOMAIN")]
     pub base_domain: Option<String>,
@@ -55,6 +61,33 @@ pub struct ServeArgs {
     /// [default: 500].
     #[arg(long, env = "RENTALD_QUEUE_POLL_MS", value_name = "MS")]
     pub queue_poll_ms: Option<u64>,
+    /// How often the database is asked whether a tenant's components changed, in milliseconds
+    /// [default: 1000].
+    #[arg(long, env = "RENTALD_COMPONENT_POLL_MS", value_name = "MS")]
+    pub component_poll_ms: Option<u64>,
+    /// A compiled component nobody used for this long is dropped from memory, in seconds
+    /// [default: 300].
+    #[arg(long, env = "RENTALD_COMPONENT_IDLE_SECS", value_name = "SECS")]
+    pub component_idle_secs: Option<u64>,
+    /// Serve TLS with this certificate chain (PEM, leaf first), the one for names without a
+    /// certificate of their own: typically a wildcard for *.{base-domain}. Needs --tls-key.
+    #[arg(long, env = "RENTALD_TLS_CERT", value_name = "FILE")]
+    pub tls_cert: Option<PathBuf>,
+    /// The private key of --tls-cert (PEM: PKCS#8, PKCS#1 or SEC1).
+    #[arg(long, env = "RENTALD_TLS_KEY", value_name = "FILE")]
+    pub tls_key: Option<PathBuf>,
+    /// Directory of tenants' own certificates: <slug>.crt with <slug>.key (PEM), served to
+    /// clients asking for <slug>.{base-domain}.
+    #[arg(long, env = "RENTALD_TLS_TENANT_CERTS", value_name = "DIR")]
+    pub tls_tenant_certs: Option<PathBuf>,
+    /// How often the certificate files are checked for changes, in seconds; 0: only on SIGHUP
+    /// [default: 5].
+    #[arg(long, env = "RENTALD_TLS_RELOAD_SECS", value_name = "SECS")]
+    pub tls_reload_secs: Option<u64>,
+    /// Serve plain HTTP, without TLS (local development, or behind a proxy that terminates
+    /// TLS).
+    #[arg(long, env = "RENTALD_PLAIN_HTTP", value_parser = clap::builder::BoolishValueParser::new())]
+    pub plain_http: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
@@ -72,12 +105,29 @@ struct FileConfig {
     database_url: Option<String>,
     log_format: Option<LogFormat>,
     listen: Option<SocketAddr>,
+    metrics_listen: Option<SocketAddr>,
     base_domain: Option<String>,
     components_dir: Option<PathBuf>,
     cache_dir: Option<PathBuf>,
     request_timeout_ms: Option<u64>,
     memory_limit_mib: Option<usize>,
     queue_poll_ms: Option<u64>,
+    component_poll_ms: Option<u64>,
+    component_idle_secs: Option<u64>,
+    tls_cert: Option<PathBuf>,
+    tls_key: Option<PathBuf>,
+    tls_tenant_certs: Option<PathBuf>,
+    tls_reload_secs: Option<u64>,
+    plain_http: Option<bool>,
+}
+
+/// How `serve` speaks to clients.
+#[derive(Debug, Clone)]
+pub enum Transport {
+    Tls(TlsFiles),
+    /// Asked for with `--plain-http`; also what commands other than `serve`, which never
+    /// listen, are given.
+    Plain,
 }
 
 /// Settled configuration.
@@ -86,12 +136,19 @@ pub struct Config {
     pub database_url: String,
     pub log_format: LogFormat,
     pub listen: SocketAddr,
+    /// Where /metrics is served, if anywhere.
+    pub metrics_listen: Option<SocketAddr>,
     pub base_domain: String,
     pub components_dir: PathBuf,
     pub cache_dir: PathBuf,
     pub limits: Limits,
     /// The queue consumer's idle poll interval.
     pub queue_poll: Duration,
+    /// How often the tenants' component assignments are refreshed.
+    pub component_poll: Duration,
+    /// How long a loaded component may stay unused before it is dropped.
+    pub component_idle: Duration,
+    pub transport: Transport,
 }
 
 impl Config {
@@ -103,6 +160,10 @@ impl Config {
                 toml::from_str(&text).with_context(|| format!("parsing {}", path.display()))?
             }
             None => FileConfig::default(),
+        };
+        let transport = match serve {
+            Some(serve) => transport(serve, &file)?,
+            None => Transport::Plain,
         };
         let data_dir = global
             .data_dir
@@ -127,6 +188,7 @@ impl Config {
             ..defaults
         };
         Ok(Self {
+            transport,
             cache_dir: serve
                 .and_then(|s| s.cache_dir.clone())
                 .or(file.cache_dir)
@@ -140,6 +202,7 @@ impl Config {
                 .and_then(|s| s.listen)
                 .or(file.listen)
                 .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 8080))),
+            metrics_listen: serve.and_then(|s| s.metrics_listen).or(file.metrics_listen),
             base_domain: serve
                 .and_then(|s| s.base_domain.clone())
                 .or(file.base_domain)
@@ -153,6 +216,19 @@ impl Config {
                 None => default_components_dir()?,
             },
             limits,
+            component_poll: Duration::from_millis(
+                serve
+                    .and_then(|s| s.component_poll_ms)
+                    .or(file.component_poll_ms)
+                    .unwrap_or(1_000)
+                    .max(1),
+            ),
+            component_idle: Duration::from_secs(
+                serve
+                    .and_then(|s| s.component_idle_secs)
+                    .or(file.component_idle_secs)
+                    .unwrap_or(300),
+            ),
             queue_poll: Duration::from_millis(
                 serve
                     .and_then(|s| s.queue_poll_ms)
@@ -161,6 +237,38 @@ impl Config {
                     .max(1),
             ),
         })
+    }
+}
+
+/// TLS with a certificate and its key, or plain HTTP when asked for; never plain by omission.
+fn transport(serve: &ServeArgs, file: &FileConfig) -> anyhow::Result<Transport> {
+    let plain = serve.plain_http || file.plain_http.unwrap_or(false);
+    let cert = serve.tls_cert.clone().or_else(|| file.tls_cert.clone());
+    let key = serve.tls_key.clone().or_else(|| file.tls_key.clone());
+    match (cert, key) {
+        (Some(_), Some(_)) if plain => {
+            anyhow::bail!("--plain-http and --tls-cert/--tls-key exclude each other")
+        }
+        (Some(cert), Some(key)) => Ok(Transport::Tls(TlsFiles {
+            cert,
+            key,
+            tenant_certs: serve
+                .tls_tenant_certs
+                .clone()
+                .or_else(|| file.tls_tenant_certs.clone()),
+            reload_every: match serve.tls_reload_secs.or(file.tls_reload_secs).unwrap_or(5) {
+                0 => None,
+                secs => Some(Duration::from_secs(secs)),
+            },
+        })),
+        (Some(_), None) | (None, Some(_)) => {
+            anyhow::bail!("--tls-cert and --tls-key go together: give both or neither")
+        }
+        (None, None) if plain => Ok(Transport::Plain),
+        (None, None) => anyhow::bail!(
+            "serve needs a certificate (--tls-cert and --tls-key), or --plain-http to serve \
+             plain HTTP (local development, behind a proxy that terminates TLS)"
+        ),
     }
 }
 

@@ -1,10 +1,14 @@
 //! `rentald`: the car-rental platform host.
 
+mod apidocs;
 mod auth;
 mod bindings;
 mod capabilities;
+mod catalog;
 mod cli;
 mod config;
+mod metrics;
+mod ops;
 mod queue;
 mod routes;
 mod runtime;
@@ -12,6 +16,7 @@ mod server;
 mod storage;
 mod telemetry;
 mod tenancy;
+mod tls;
 
 use clap::Parser as _;
 

@@ -154,8 +154,13 @@ async fn invoke(app: &App, component: &'static str, message: &Claimed) -> Settle
         Ok(None) => return Settle::Dead("the tenant does not exist".to_owned()),
         Err(e) => return Settle::Retry(format!("reading the tenant: {e}")),
     };
-    let Some(loaded) = app.runtime.component_for(&tenant.slug, component) else {
-        return Settle::Retry(format!("component {component} is not loaded"));
+    let loaded = match app
+        .runtime
+        .component_for(&app.storage, &tenant.slug, component)
+        .await
+    {
+        Ok(loaded) => loaded,
+        Err(e) => return Settle::Retry(format!("{e:#}")),
     };
     let request = Request::builder()
         .method(Method::POST)

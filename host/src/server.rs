@@ -14,15 +14,21 @@ use http_body_util::{BodyExt as _, Full, Limited};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use rental_domain::{ApiError, ErrorCode, ErrorResponse, Language};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
+use tokio_rustls::TlsAcceptor;
 use tracing::Instrument as _;
 
+use crate::apidocs::ApiDocs;
 use crate::auth::{self, Denied, Throttle, TokenError, TokenRequest};
+use crate::metrics::{self, Metrics};
+use crate::ops;
 use crate::routes::{self, Access, Matched};
 use crate::runtime::{Outcome, RequestContext, Runtime};
 use crate::storage::Storage;
 use crate::storage::admin::Tenant;
 use crate::tenancy::{self, HostError};
+use crate::tls;
 
 /// Largest request body accepted.
 pub const MAX_BODY: usize = 1 << 20;
@@ -36,38 +42,67 @@ pub struct App {
     pub runtime: Runtime,
     pub base_domain: String,
     pub throttle: Throttle,
+    pub metrics: Arc<Metrics>,
+    /// `/openapi.json` and `/docs`.
+    pub api_docs: ApiDocs,
 }
 
-/// Accepts connections until the listener fails, serving HTTP/1.1 and HTTP/2 (prior knowledge)
-/// on each.
-pub async fn serve(app: Arc<App>, listener: TcpListener) -> anyhow::Result<()> {
+/// Accepts connections until the listener fails. With `tls`, each connection first completes
+/// a TLS handshake (within [`tls::HANDSHAKE_TIMEOUT`]; a failure costs that connection only)
+/// and speaks the HTTP version ALPN chose; without, HTTP/1.1 or HTTP/2 (prior knowledge).
+pub async fn serve(
+    app: Arc<App>,
+    listener: TcpListener,
+    tls: Option<TlsAcceptor>,
+) -> anyhow::Result<()> {
     loop {
         let (stream, peer) = listener.accept().await?;
         let _ = stream.set_nodelay(true);
         let app = app.clone();
+        let tls = tls.clone();
         tokio::spawn(async move {
-            let service = hyper::service::service_fn(move |req| {
-                let app = app.clone();
-                async move { Ok::<_, Infallible>(app.handle(req, peer).await) }
-            });
-            let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
-            if let Err(e) = builder
-                .serve_connection(TokioIo::new(stream), service)
-                .await
-            {
-                tracing::debug!(%peer, error = %e, "connection closed with an error");
+            let Some(tls) = tls else {
+                return serve_connection(app, stream, peer, None).await;
+            };
+            match tokio::time::timeout(tls::HANDSHAKE_TIMEOUT, tls.accept(stream)).await {
+                Ok(Ok(stream)) => {
+                    let alpn = stream.get_ref().1.alpn_protocol().map(<[u8]>::to_vec);
+                    serve_connection(app, stream, peer, alpn.as_deref()).await;
+                }
+                Ok(Err(e)) => tracing::debug!(%peer, error = %e, "TLS handshake failed"),
+                Err(_) => tracing::debug!(%peer, "TLS handshake timed out"),
             }
         });
     }
 }
 
-fn empty(status: StatusCode) -> Response<Body> {
+/// Serves HTTP on one connection: the version ALPN named, else whichever the client speaks.
+async fn serve_connection<I>(app: Arc<App>, io: I, peer: SocketAddr, alpn: Option<&[u8]>)
+where
+    I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let service = hyper::service::service_fn(move |req| {
+        let app = app.clone();
+        async move { Ok::<_, Infallible>(app.handle(req, peer).await) }
+    });
+    let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+    let builder = match alpn {
+        Some(tls::ALPN_H2) => builder.http2_only(),
+        Some(tls::ALPN_HTTP1) => builder.http1_only(),
+        _ => builder,
+    };
+    if let Err(e) = builder.serve_connection(TokioIo::new(io), service).await {
+        tracing::debug!(%peer, error = %e, "connection closed with an error");
+    }
+}
+
+pub(crate) fn empty(status: StatusCode) -> Response<Body> {
     let mut response = Response::new(Body::default());
     *response.status_mut() = status;
     response
 }
 
-fn json(status: StatusCode, value: &impl serde::Serialize) -> Response<Body> {
+pub(crate) fn json(status: StatusCode, value: &impl serde::Serialize) -> Response<Body> {
     match serde_json::to_vec(value) {
         Ok(bytes) => {
             let mut response = Response::new(Body::from(bytes));
@@ -101,47 +136,110 @@ struct Front<'a> {
     language: Language,
 }
 
+/// What the front door learnt about a request: its access line's and its metrics' labels.
+struct Served {
+    correlation_id: String,
+    /// Set once the tenant is known to exist.
+    tenant: Option<String>,
+    /// The route template (`GET /api/booking/{id}`), never the raw path.
+    endpoint: String,
+    component: Option<&'static str>,
+}
+
+impl Served {
+    fn tenant(&self) -> &str {
+        self.tenant.as_deref().unwrap_or(metrics::NONE)
+    }
+
+    fn set_tenant(&mut self, slug: &str) {
+        tracing::Span::current().record("tenant", slug);
+        self.tenant = Some(slug.to_owned());
+    }
+
+    fn set_endpoint(&mut self, endpoint: String, component: Option<&'static str>) {
+        let span = tracing::Span::current();
+        span.record("endpoint", endpoint.as_str());
+        if let Some(component) = component {
+            span.record("component", component);
+        }
+        self.endpoint = endpoint;
+        self.component = component;
+    }
+}
+
+/// An event naming its request (correlation id, tenant, endpoint, component) by its own
+/// fields, so that it does even where the request's span is filtered out.
+macro_rules! request_event {
+    ($level:expr, $served:expr, $($rest:tt)+) => {
+        request_event!(target: module_path!(), $level, $served, $($rest)+)
+    };
+    (target: $target:expr, $level:expr, $served:expr, $($rest:tt)+) => {
+        tracing::event!(
+            target: $target,
+            $level,
+            correlation_id = %$served.correlation_id,
+            tenant = $served.tenant(),
+            endpoint = %$served.endpoint,
+            component = $served.component.unwrap_or(metrics::NONE),
+            $($rest)+
+        )
+    };
+}
+
 impl App {
     async fn handle(&self, request: Request<Incoming>, peer: SocketAddr) -> Response<Body> {
         let started = Instant::now();
-        let correlation_id = uuid::Uuid::new_v4().simple().to_string();
+        let method = request.method().clone();
+        let mut served = Served {
+            correlation_id: uuid::Uuid::new_v4().simple().to_string(),
+            tenant: None,
+            endpoint: metrics::UNMATCHED.to_owned(),
+            component: None,
+        };
         let span = tracing::info_span!(
             "request",
-            id = %correlation_id,
-            method = %request.method(),
+            correlation_id = %served.correlation_id,
+            %method,
             path = %request.uri().path(),
             tenant = tracing::field::Empty,
+            endpoint = tracing::field::Empty,
             component = tracing::field::Empty,
         );
         let mut response = self
-            .route(request, &correlation_id)
+            .route(request, &mut served)
             .instrument(span.clone())
             .await;
-        if let Ok(value) = HeaderValue::from_str(&correlation_id) {
+        if let Ok(value) = HeaderValue::from_str(&served.correlation_id) {
             response.headers_mut().insert(CORRELATION_HEADER, value);
         }
+        let status = response.status().as_u16();
+        let elapsed = started.elapsed();
+        self.metrics
+            .request_served(served.tenant(), &served.endpoint, status, elapsed);
         span.in_scope(|| {
-            tracing::info!(
+            request_event!(
+                target: "rentald::access",
+                tracing::Level::INFO,
+                served,
+                %method,
+                status,
+                duration_ms = elapsed.as_secs_f64() * 1e3,
                 %peer,
-                status = response.status().as_u16(),
-                micros = started.elapsed().as_micros() as u64,
                 "served"
             );
         });
         response
     }
 
-    async fn route(&self, request: Request<Incoming>, correlation_id: &str) -> Response<Body> {
-        match request.uri().path() {
-            "/healthz" => return empty(StatusCode::OK),
-            "/readyz" => {
-                return empty(if self.storage.ping().await {
-                    StatusCode::OK
-                } else {
-                    StatusCode::SERVICE_UNAVAILABLE
-                });
-            }
-            _ => {}
+    async fn route(&self, request: Request<Incoming>, served: &mut Served) -> Response<Body> {
+        let path = request.uri().path();
+        if let Some(response) = ops::probe(self, path).await {
+            served.set_endpoint(path.to_owned(), None);
+            return response;
+        }
+        if let Some(response) = self.api_docs.answer(request.method(), path) {
+            served.set_endpoint(path.to_owned(), None);
+            return response;
         }
         let host = request
             .headers()
@@ -162,10 +260,11 @@ impl App {
                 return empty(StatusCode::SERVICE_UNAVAILABLE);
             }
         };
-        tracing::Span::current().record("tenant", slug.as_str());
+        served.set_tenant(&slug);
 
-        if request.uri().path() == "/auth/token" {
+        if request.uri().path() == routes::TOKEN_PATH {
             return if request.method() == Method::POST {
+                served.set_endpoint(format!("{} {}", Method::POST, routes::TOKEN_PATH), None);
                 self.token(request, &slug).await
             } else {
                 let mut response = empty(StatusCode::METHOD_NOT_ALLOWED);
@@ -192,7 +291,10 @@ impl App {
                 return response;
             }
         };
-        tracing::Span::current().record("component", route.component);
+        served.set_endpoint(
+            format!("{} {}", route.method, route.path),
+            Some(route.component),
+        );
 
         let default_language = tenant
             .settings
@@ -229,13 +331,13 @@ impl App {
                         StatusCode::BAD_REQUEST,
                         &ApiError::new(ErrorCode::LanguageNotSupported),
                         default_language,
-                        correlation_id,
+                        &served.correlation_id,
                     );
                 }
             },
         };
         let front = Front {
-            correlation_id,
+            correlation_id: &served.correlation_id,
             tenant,
             language,
         };
@@ -256,9 +358,16 @@ impl App {
             }
             Err(_) => return empty(StatusCode::BAD_REQUEST),
         };
-        let Some(component) = self.runtime.component_for(&slug, route.component) else {
-            tracing::error!(component = route.component, "component not loaded");
-            return self.failure(&front, StatusCode::SERVICE_UNAVAILABLE, ErrorCode::Unknown);
+        let component = match self
+            .runtime
+            .component_for(&self.storage, &slug, route.component)
+            .await
+        {
+            Ok(component) => component,
+            Err(e) => {
+                request_event!(tracing::Level::ERROR, served, error = %format!("{e:#}"), "component not available");
+                return self.failure(&front, StatusCode::SERVICE_UNAVAILABLE, ErrorCode::Unknown);
+            }
         };
         let guest_request = Request::from_parts(parts, Full::new(body));
         let context = RequestContext {
@@ -275,8 +384,13 @@ impl App {
         {
             Outcome::Response(response) => response.map(Full::new),
             Outcome::Trap(trap) => {
-                // The span carries the id only when it is enabled; a fault names it anyway.
-                tracing::error!(id = front.correlation_id, fault = "guest", error = ?trap, "component failed");
+                request_event!(
+                    tracing::Level::ERROR,
+                    served,
+                    fault = "guest",
+                    error = ?trap,
+                    "component failed"
+                );
                 self.failure(
                     &front,
                     StatusCode::INTERNAL_SERVER_ERROR,
@@ -284,8 +398,9 @@ impl App {
                 )
             }
             Outcome::Timeout => {
-                tracing::warn!(
-                    id = front.correlation_id,
+                request_event!(
+                    tracing::Level::WARN,
+                    served,
                     fault = "guest",
                     "component ran past its deadline"
                 );

@@ -69,6 +69,12 @@ pub fn components_dir() -> PathBuf {
         .unwrap_or_else(|| target_dir().join("wasm32-wasip2/release"))
 }
 
+/// The compiled-component cache every test server shares (so a component is compiled once
+/// per test run).
+pub fn cache_dir() -> PathBuf {
+    target_dir().join("test-component-cache")
+}
+
 /// A database of its own for one test.
 enum Database {
     Sqlite,
@@ -78,6 +84,8 @@ enum Database {
 /// One running `rentald` with its own data directory and database.
 pub struct TestApp {
     pub addr: SocketAddr,
+    /// Where `/metrics` is served (`--metrics-listen`).
+    pub metrics_addr: SocketAddr,
     pub client: reqwest::Client,
     database_url: String,
     data_dir: tempfile::TempDir,
@@ -103,6 +111,12 @@ pub struct Options {
     pub request_timeout_ms: u64,
     /// The queue consumer's idle poll interval.
     pub queue_poll_ms: u64,
+    /// Serve TLS with these certificates; `None`: plain HTTP (`--plain-http`).
+    pub tls: Option<Tls>,
+    /// `RUST_LOG` of the server.
+    pub log_filter: String,
+    /// `--log-format json` rather than text.
+    pub json_logs: bool,
 }
 
 impl Options {
@@ -112,8 +126,35 @@ impl Options {
             components_dir: None,
             request_timeout_ms: 5_000,
             queue_poll_ms: 50,
+            tls: None,
+            log_filter: "warn".to_owned(),
+            json_logs: false,
         }
     }
+
+    /// The base domain tenants are served under.
+    pub fn base_domain(&self) -> &str {
+        self.tls
+            .as_ref()
+            .map_or(BASE_DOMAIN, |tls| &tls.base_domain)
+    }
+}
+
+/// The certificate files of a TLS server, and the CA its clients trust.
+#[derive(Debug, Clone)]
+pub struct Tls {
+    /// The server's `--base-domain`: clients accept a wildcard only with two labels after the
+    /// `*`, so `*.localhost` would not do.
+    pub base_domain: String,
+    /// The only root the test app's client trusts (PEM).
+    pub ca_pem: String,
+    /// `--tls-cert` and `--tls-key`.
+    pub cert: PathBuf,
+    pub key: PathBuf,
+    /// `--tls-tenant-certs`.
+    pub tenant_certs: Option<PathBuf>,
+    /// `--tls-reload-secs` (0: on SIGHUP only).
+    pub reload_secs: u64,
 }
 
 /// Resolves every host name to the loopback address, so that `{tenant}.localhost` reaches the
@@ -130,12 +171,23 @@ impl reqwest::dns::Resolve for Loopback {
     }
 }
 
-pub fn client() -> reqwest::Client {
+/// A client that reaches every name on loopback; plain HTTP, or HTTPS with the system's roots.
+pub fn client_builder() -> reqwest::ClientBuilder {
     reqwest::Client::builder()
         .dns_resolver(Arc::new(Loopback))
         .timeout(Duration::from_secs(30))
-        .build()
-        .expect("building the HTTP client")
+}
+
+pub fn client() -> reqwest::Client {
+    client_builder().build().expect("building the HTTP client")
+}
+
+/// A client that reaches every name on loopback and trusts only this CA (PEM).
+pub fn tls_client_builder(ca_pem: &str) -> reqwest::ClientBuilder {
+    client_builder()
+        .use_rustls_tls()
+        .tls_built_in_root_certs(false)
+        .add_root_certificate(reqwest::Certificate::from_pem(ca_pem.as_bytes()).expect("CA PEM"))
 }
 
 impl TestApp {
@@ -161,14 +213,21 @@ impl TestApp {
                 (url, Database::Postgres { admin_url, name })
             }
         };
-        let (child, addr) = start_server(&database_url, data_dir.path(), &options).await;
+        let started = start_server(&database_url, data_dir.path(), &options).await;
+        let client = match &options.tls {
+            Some(tls) => tls_client_builder(&tls.ca_pem)
+                .build()
+                .expect("building the HTTPS client"),
+            None => client(),
+        };
         Some(Self {
-            addr,
-            client: client(),
+            addr: started.addr,
+            metrics_addr: started.metrics_addr,
+            client,
             database_url,
             data_dir,
             database,
-            child,
+            child: started.child,
             options,
         })
     }
@@ -176,10 +235,10 @@ impl TestApp {
     /// Starts a second host on this server's database, with the same options.
     pub async fn start_peer(&self) -> Peer {
         let log_dir = tempfile::tempdir().expect("temporary directory");
-        let (child, addr) = start_server(&self.database_url, log_dir.path(), &self.options).await;
+        let started = start_server(&self.database_url, log_dir.path(), &self.options).await;
         Peer {
-            addr,
-            _child: child,
+            addr: started.addr,
+            _child: started.child,
             _log_dir: log_dir,
         }
     }
@@ -326,7 +385,13 @@ impl TestApp {
     }
 
     pub fn url(&self, tenant: &str, path: &str) -> String {
-        format!("http://{tenant}.{BASE_DOMAIN}:{}{path}", self.addr.port())
+        let scheme = if self.options.tls.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        let base = self.options.base_domain();
+        format!("{scheme}://{tenant}.{base}:{}{path}", self.addr.port())
     }
 
     /// POST /auth/token with form credentials.
@@ -410,9 +475,38 @@ impl TestApp {
         std::fs::read_to_string(self.data_dir.path().join("rentald.log")).unwrap_or_default()
     }
 
+    /// Drops this server's PostgreSQL database, closing its connections, so that the server
+    /// loses its database; false (and nothing done) on SQLite.
+    pub async fn drop_postgres_database(&self) -> bool {
+        let Database::Postgres { admin_url, name } = &self.database else {
+            return false;
+        };
+        admin(admin_url, &drop_database(name))
+            .await
+            .expect("dropping the test database");
+        true
+    }
+
+    /// GET on the metrics listener: the status and the body.
+    pub async fn metrics_get(&self, path: &str) -> (u16, String) {
+        let response = self
+            .client
+            .get(format!("http://{}{path}", self.metrics_addr))
+            .send()
+            .await
+            .expect("GET on the metrics listener");
+        let status = response.status().as_u16();
+        (status, response.text().await.unwrap_or_default())
+    }
+
     /// Whether the server process is still running.
     pub fn is_running(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// The server's process id (to send it signals).
+    pub fn pid(&self) -> u32 {
+        self.child.id().expect("the server is running")
     }
 }
 
@@ -430,10 +524,7 @@ impl Drop for TestApp {
                     .enable_all()
                     .build();
                 if let Ok(runtime) = runtime {
-                    let _ = runtime.block_on(admin(
-                        &admin_url,
-                        &format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"),
-                    ));
+                    let _ = runtime.block_on(admin(&admin_url, &drop_database(&name)));
                 }
             })
             .join();
@@ -441,17 +532,20 @@ impl Drop for TestApp {
     }
 }
 
-/// Starts `rentald serve` on `database_url` and waits for the address it listens on.
-async fn start_server(
-    database_url: &str,
-    data_dir: &Path,
-    options: &Options,
-) -> (Child, SocketAddr) {
+/// A started `rentald serve`.
+struct Started {
+    child: Child,
+    addr: SocketAddr,
+    metrics_addr: SocketAddr,
+}
+
+/// Starts `rentald serve` on `database_url` and waits for the addresses it listens on.
+async fn start_server(database_url: &str, data_dir: &Path, options: &Options) -> Started {
     let components = options
         .components_dir
         .clone()
         .unwrap_or_else(components_dir);
-    let cache = target_dir().join("test-component-cache");
+    let cache = cache_dir();
     let log = data_dir.join("rentald.log");
     let mut child = Command::new(rentald_bin())
         .arg("--database-url")
@@ -462,7 +556,7 @@ async fn start_server(
         .arg("--listen")
         .arg("127.0.0.1:0")
         .arg("--base-domain")
-        .arg(BASE_DOMAIN)
+        .arg(options.base_domain())
         .arg("--components-dir")
         .arg(&components)
         .arg("--cache-dir")
@@ -471,7 +565,12 @@ async fn start_server(
         .arg(options.request_timeout_ms.to_string())
         .arg("--queue-poll-ms")
         .arg(options.queue_poll_ms.to_string())
-        .env("RUST_LOG", "warn")
+        .args(transport_args(options.tls.as_ref()))
+        .arg("--metrics-listen")
+        .arg("127.0.0.1:0")
+        .arg("--log-format")
+        .arg(if options.json_logs { "json" } else { "text" })
+        .env("RUST_LOG", &options.log_filter)
         .stdout(Stdio::piped())
         .stderr(std::fs::File::create(&log).expect("log file"))
         .kill_on_drop(true)
@@ -479,22 +578,61 @@ async fn start_server(
         .unwrap_or_else(|e| panic!("starting {}: {e}", rentald_bin().display()));
     let stdout = child.stdout.take().expect("piped stdout");
     let mut lines = BufReader::new(stdout).lines();
-    let addr = tokio::time::timeout(Duration::from_secs(120), async {
+    let addrs = tokio::time::timeout(Duration::from_secs(120), async {
+        let mut metrics_addr = None;
         while let Some(line) = lines.next_line().await? {
-            if let Some(addr) = line.strip_prefix("listening on http://") {
-                return Ok(addr.parse::<SocketAddr>()?);
+            if let Some(addr) = line
+                .strip_prefix("metrics on http://")
+                .and_then(|rest| rest.strip_suffix("/metrics"))
+            {
+                metrics_addr = Some(addr.parse::<SocketAddr>()?);
+            }
+            let addr = line
+                .strip_prefix("listening on http://")
+                .or_else(|| line.strip_prefix("listening on https://"));
+            if let Some(addr) = addr {
+                let metrics_addr = metrics_addr.context("no metrics address before the API's")?;
+                return Ok((addr.parse::<SocketAddr>()?, metrics_addr));
             }
         }
         anyhow::bail!("rentald exited before listening")
     })
     .await;
-    match addr {
-        Ok(Ok(addr)) => (child, addr),
+    match addrs {
+        Ok(Ok((addr, metrics_addr))) => Started {
+            child,
+            addr,
+            metrics_addr,
+        },
         other => panic!(
             "rentald did not start ({other:?}); its log:\n{}",
             std::fs::read_to_string(&log).unwrap_or_default()
         ),
     }
+}
+
+/// `serve`'s TLS options, or `--plain-http`.
+fn transport_args(tls: Option<&Tls>) -> Vec<std::ffi::OsString> {
+    let Some(tls) = tls else {
+        return vec!["--plain-http".into()];
+    };
+    let mut args = vec![
+        "--tls-cert".into(),
+        tls.cert.clone().into_os_string(),
+        "--tls-key".into(),
+        tls.key.clone().into_os_string(),
+        "--tls-reload-secs".into(),
+        tls.reload_secs.to_string().into(),
+    ];
+    if let Some(dir) = &tls.tenant_certs {
+        args.extend(["--tls-tenant-certs".into(), dir.clone().into_os_string()]);
+    }
+    args
+}
+
+/// Drops a test database, closing its connections.
+fn drop_database(name: &str) -> String {
+    format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 }
 
 async fn admin(url: &str, statement: &str) -> anyhow::Result<()> {

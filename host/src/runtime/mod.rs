@@ -2,26 +2,32 @@
 //! hash), a fresh sandboxed store per request.
 
 mod cache;
+mod registry;
 mod state;
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use bytes::Bytes;
 use http_body_util::BodyExt as _;
-use wasmtime::component::Linker;
+use tracing::Instrument as _;
+use wasmtime::component::{Component, Linker, ResourceType};
 use wasmtime::{
     Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, UpdateDeadline,
 };
+use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi_http::p2::bindings::ProxyPre;
 use wasmtime_wasi_http::p2::bindings::http::types::Scheme;
 use wasmtime_wasi_http::{WasiHttp, WasiHttpView as _};
 
+pub use registry::ComponentStats;
 pub use state::{Caller, HostState, RequestContext};
 
+use registry::{Registry, World};
+
+use crate::metrics::Metrics;
 use crate::storage::Storage;
 
 /// The components the platform ships, each serving a group of endpoints.
@@ -90,7 +96,11 @@ pub struct Runtime {
     webhook_linker: Linker<HostState>,
     cache: cache::CompiledCache,
     limits: Limits,
-    defaults: HashMap<String, Arc<LoadedComponent>>,
+    /// Where each tenant's components come from, and those loaded in memory.
+    registry: Registry,
+    /// The platform's component files.
+    components_dir: PathBuf,
+    metrics: Arc<Metrics>,
 }
 
 /// A linker with the full WASI p2 command imports (a Rust std guest imports environment, exit
@@ -109,12 +119,68 @@ fn wasi_linker(engine: &Engine) -> anyhow::Result<Linker<HostState>> {
     Ok(linker)
 }
 
+/// Refuses a name that is not one of [`PLATFORM_COMPONENTS`].
+pub fn ensure_platform_component(name: &str) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        PLATFORM_COMPONENTS.contains(&name),
+        "unknown component {name:?}; the platform's components are: {}",
+        PLATFORM_COMPONENTS.join(", ")
+    );
+    Ok(())
+}
+
+/// The world a component is linked against, by its name.
+fn world_of(name: &str) -> World {
+    if WEBHOOK_COMPONENTS.contains(&name) {
+        World::Webhook
+    } else {
+        World::Api
+    }
+}
+
+/// The first import of `component` that `linker` does not define at all (rather than with
+/// another type), to name it in the refusal.
+fn unoffered_import(linker: &Linker<HostState>, component: &Component) -> Option<String> {
+    component
+        .component_type()
+        .imports(linker.engine())
+        .map(|(name, _)| name)
+        .find(|name| {
+            // Defining the name succeeds only where the linker has nothing of that name.
+            let mut probe = linker.clone();
+            probe
+                .root()
+                .resource(name, ResourceType::host::<()>(), |_, _| Ok(()))
+                .is_ok()
+        })
+        .map(str::to_owned)
+}
+
+/// What a component may write to its stderr during one request; then the stream is closed.
+const GUEST_STDERR_BYTES: usize = 64 << 10;
+
+/// Logs what a component wrote to its stderr, a line an event, in the current (the request's)
+/// span.
+fn log_guest_stderr(component: &str, written: &[u8]) {
+    for line in String::from_utf8_lossy(written)
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+    {
+        tracing::warn!(
+            target: "rentald::guest",
+            component,
+            output = line,
+            "component wrote to stderr"
+        );
+    }
+}
+
 /// Interval of the epoch ticker: how often a running guest yields to the executor (and so how
 /// late a deadline can be noticed).
 const EPOCH_TICK: Duration = Duration::from_millis(10);
 
 impl Runtime {
-    pub fn new(limits: Limits, cache_dir: PathBuf) -> anyhow::Result<Self> {
+    pub fn new(limits: Limits, cache_dir: PathBuf, metrics: Arc<Metrics>) -> anyhow::Result<Self> {
         let mut pool = PoolingAllocationConfig::default();
         let n = limits.max_instances;
         pool.total_component_instances(n)
@@ -153,46 +219,159 @@ impl Runtime {
             webhook_linker,
             cache,
             limits,
-            defaults: HashMap::new(),
+            registry: Registry::default(),
+            components_dir: PathBuf::new(),
+            metrics,
         })
     }
 
-    /// Loads the platform's default components from a directory of `<name>.wasm` files.
+    /// Checks that the platform's default components are in `dir` and link, and makes them the
+    /// components of every tenant without its own. They stay in memory only while used.
     pub fn load_platform_components(&mut self, dir: &Path) -> anyhow::Result<()> {
         for name in PLATFORM_COMPONENTS {
             let path = dir.join(format!("{name}.wasm"));
-            let component = self
-                .load(name, &path)
+            let sha256 = std::fs::read(&path)
+                .map_err(anyhow::Error::from)
+                .and_then(|wasm| self.check(name, &wasm))
                 .with_context(|| format!("loading component {name} from {}", path.display()))?;
-            self.defaults
-                .insert((*name).to_owned(), Arc::new(component));
+            tracing::info!(component = name, %sha256, "platform component ready");
+            self.registry.set_default(name, sha256);
         }
+        self.components_dir = dir.to_path_buf();
         Ok(())
     }
 
-    /// Compiles (or fetches from the cache) and links one component file, against the
-    /// webhook world when `name` is a webhook component and the platform world otherwise.
-    pub fn load(&self, name: &str, path: &Path) -> anyhow::Result<LoadedComponent> {
-        let wasm = std::fs::read(path)?;
-        let (hash, component) = self.cache.component(&self.engine, &wasm)?;
-        let (linker, world) = if WEBHOOK_COMPONENTS.contains(&name) {
-            (&self.webhook_linker, "webhook-platform")
-        } else {
-            (&self.api_linker, "platform")
+    /// Compiles `wasm` (or takes it from the cache, where it stays compiled) and links it as
+    /// component `name`: refused unless `name` is a platform component and the bytes are a
+    /// component that imports only what the platform offers to `name` and exports
+    /// `wasi:http/incoming-handler`. Returns its sha256.
+    pub fn check(&self, name: &str, wasm: &[u8]) -> anyhow::Result<String> {
+        ensure_platform_component(name)?;
+        let (sha256, component) = self.cache.component(&self.engine, wasm)?;
+        self.link(name, &component)?;
+        Ok(sha256)
+    }
+
+    /// Links a compiled component against the world of `name`.
+    fn link(&self, name: &str, component: &Component) -> anyhow::Result<LoadedComponent> {
+        let world = world_of(name);
+        let linker = match world {
+            World::Api => &self.api_linker,
+            World::Webhook => &self.webhook_linker,
         };
-        let pre = linker
-            .instantiate_pre(&component)
-            .map_err(anyhow::Error::from)
-            .with_context(|| format!("component {name} imports more than the {world} world"))?;
-        let pre = ProxyPre::new(pre)?;
-        tracing::info!(component = name, sha256 = %hash, "component ready");
+        let pre = linker.instantiate_pre(component).map_err(|e| {
+            let error = anyhow::Error::from(e);
+            match unoffered_import(linker, component) {
+                Some(import) => error.context(format!(
+                    "component {name} imports more than the {} world: component imports \
+                     `{import}`, which the platform does not offer to `{name}`",
+                    world.name()
+                )),
+                None => error.context(format!(
+                    "component {name} imports more than the {} world",
+                    world.name()
+                )),
+            }
+        })?;
+        let pre = ProxyPre::new(pre).map_err(|e| {
+            anyhow::Error::from(e).context(format!(
+                "component does not export `wasi:http/incoming-handler@0.2.x`, which `{name}` must"
+            ))
+        })?;
         Ok(LoadedComponent { pre })
     }
 
     /// The component serving `name` for a tenant: the tenant's own when it has one installed,
-    /// the platform default otherwise.
-    pub fn component_for(&self, _tenant: &str, name: &str) -> Option<Arc<LoadedComponent>> {
-        self.defaults.get(name).cloned()
+    /// the platform default otherwise. Loaded on first use (deserialized from the disk cache,
+    /// or compiled), once however many requests ask at the same time.
+    pub async fn component_for(
+        &self,
+        storage: &Storage,
+        tenant: &str,
+        name: &str,
+    ) -> anyhow::Result<Arc<LoadedComponent>> {
+        let sha256 = self
+            .registry
+            .resolve(tenant, name)
+            .with_context(|| format!("no component {name}"))?;
+        let key = (sha256.clone(), world_of(name));
+        self.registry
+            .get_or_load(key, || async {
+                let cached =
+                    tokio::task::block_in_place(|| self.cache.cached(&self.engine, &sha256));
+                let component = match cached {
+                    Some(component) => component,
+                    None => {
+                        let wasm = self.wasm(storage, name, &sha256).await?;
+                        tokio::task::block_in_place(|| {
+                            self.cache.compile(&self.engine, &sha256, &wasm)
+                        })?
+                    }
+                };
+                let loaded = self.link(name, &component)?;
+                tracing::info!(component = name, %sha256, "component loaded");
+                Ok::<_, anyhow::Error>(loaded)
+            })
+            .await
+            .with_context(|| format!("loading component {name} ({sha256})"))
+    }
+
+    /// The bytes of a component: the platform's file, or an upload from the database.
+    async fn wasm(&self, storage: &Storage, name: &str, sha256: &str) -> anyhow::Result<Vec<u8>> {
+        if self.registry.default_sha256(name) == Some(sha256) {
+            let path = self.components_dir.join(format!("{name}.wasm"));
+            return std::fs::read(&path).with_context(|| format!("reading {}", path.display()));
+        }
+        storage
+            .component_blob(sha256)
+            .await?
+            .with_context(|| format!("component {sha256} is not in the database"))
+    }
+
+    /// Brings the tenants' component assignments up to date with the database: a cheap read
+    /// of the generation, and the changed rows when it moved.
+    pub async fn refresh_components(&self, storage: &Storage) -> anyhow::Result<()> {
+        let seen = self.registry.generation();
+        let current = storage.component_generation().await?;
+        if current != seen {
+            let changes = storage.component_changes(seen, current).await?;
+            self.registry.apply(changes, current);
+        }
+        Ok(())
+    }
+
+    /// Refreshes the assignments every `poll` and drops components idle for `idle`, forever.
+    pub async fn maintain_components(&self, storage: &Storage, poll: Duration, idle: Duration) {
+        loop {
+            tokio::time::sleep(poll).await;
+            if let Err(e) = self.refresh_components(storage).await {
+                tracing::warn!(error = %format!("{e:#}"), "refreshing the component assignments");
+            }
+            let evicted = self.registry.evict_idle(idle);
+            if evicted > 0 {
+                let stats = self.component_stats();
+                tracing::info!(
+                    evicted,
+                    loaded = stats.loaded,
+                    evictions = stats.evictions,
+                    "idle components dropped"
+                );
+            }
+        }
+    }
+
+    /// How many components are in memory, and how many were loaded and evicted so far.
+    pub fn component_stats(&self) -> ComponentStats {
+        self.registry.stats()
+    }
+
+    /// The platform components without a checked default (for the readiness probe).
+    pub fn missing_platform_components(&self) -> Vec<&'static str> {
+        PLATFORM_COMPONENTS
+            .iter()
+            .copied()
+            .filter(|name| self.registry.default_sha256(name).is_none())
+            .collect()
     }
 
     /// Runs one request through a component in a fresh store, bounded in time and memory.
@@ -208,6 +387,8 @@ impl Runtime {
         B::Error: Into<wasmtime_wasi_http::Error>,
     {
         let deadline = self.limits.deadline;
+        let name = request.component;
+        let stderr = MemoryOutputPipe::new(GUEST_STDERR_BYTES);
         let mut store = Store::new(
             &self.engine,
             HostState::new(
@@ -215,6 +396,7 @@ impl Runtime {
                 storage,
                 self.limits.memory_bytes,
                 self.limits.bank_timeout(),
+                stderr.clone(),
             ),
         );
         store.limiter(|state| &mut state.limits);
@@ -237,13 +419,24 @@ impl Runtime {
             Err(e) => return Outcome::Trap(e.into()),
         };
         let pre = component.pre.clone();
-        let guest = tokio::spawn(tokio::time::timeout(deadline, async move {
-            let proxy = pre.instantiate_async(&mut store).await?;
-            proxy
-                .wasi_http_incoming_handler()
-                .call_handle(&mut store, req, out)
-                .await
-        }));
+        let metrics = self.metrics.clone();
+        // The guest runs in a task of its own; the request's span goes with it, so that what
+        // the capabilities log names the request.
+        let guest = tokio::spawn(
+            tokio::time::timeout(deadline, async move {
+                let started = Instant::now();
+                let proxy = pre.instantiate_async(&mut store).await?;
+                metrics.component_instantiated(name, started.elapsed());
+                let started = Instant::now();
+                let handled = proxy
+                    .wasi_http_incoming_handler()
+                    .call_handle(&mut store, req, out)
+                    .await;
+                metrics.component_executed(name, started.elapsed());
+                handled
+            })
+            .in_current_span(),
+        );
 
         let answer = tokio::time::timeout(deadline, async {
             match receiver.await {
@@ -270,6 +463,9 @@ impl Runtime {
             }
         })
         .await;
-        answer.unwrap_or(Outcome::Timeout)
+        let outcome = answer.unwrap_or(Outcome::Timeout);
+        log_guest_stderr(name, &stderr.contents());
+        self.metrics.component_finished(name, &outcome);
+        outcome
     }
 }

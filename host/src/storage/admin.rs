@@ -93,7 +93,7 @@ impl Storage {
         }))
     }
 
-    async fn require_tenant(&self, slug: &str) -> Result<(), AdminError> {
+    pub(super) async fn require_tenant(&self, slug: &str) -> Result<(), AdminError> {
         match self.tenant(slug).await? {
             Some(_) => Ok(()),
             None => Err(AdminError::NoSuchTenant(slug.to_owned())),

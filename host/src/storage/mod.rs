@@ -7,8 +7,8 @@
 //! argument: nothing reads across tenants except the operator's own tools.
 
 pub mod admin;
+pub mod components;
 pub mod docs;
-pub mod keys;
 pub mod queue;
 #[cfg(test)]
 mod tests;
@@ -48,11 +48,14 @@ impl Backend {
     /// writers, so a read followed by a write can never fail to upgrade; PostgreSQL relies on
     /// row locks taken by the compare-and-swap statements themselves.
     fn begin_statement(self, mode: Mode) -> &'static str {
-        match (self, mode) {
-            (Self::Sqlite, Mode::ReadOnly) => "BEGIN DEFERRED",
-            (Self::Sqlite, Mode::ReadWrite) => "BEGIN IMMEDIATE",
-            (Self::Postgres, Mode::ReadOnly) => "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY",
-            (Self::Postgres, Mode::ReadWrite) => "BEGIN ISOLATION LEVEL READ COMMITTED",
+        rental_store_sql::begin(self.dialect(), mode)
+    }
+
+    /// How the shared store statements write their placeholders for this backend.
+    fn dialect(self) -> rental_store_sql::Dialect {
+        match self {
+            Self::Sqlite => rental_store_sql::Dialect::Sqlite,
+            Self::Postgres => rental_store_sql::Dialect::Postgres,
         }
     }
 

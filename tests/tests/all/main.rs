@@ -2,11 +2,17 @@
 
 #![expect(clippy::unwrap_used, reason = "a failed unwrap is a failed test")]
 
+mod apidocs;
 mod auth;
 mod booking;
+mod catalog;
 mod cli;
+mod components;
 mod front;
 mod listing;
+mod observability;
 mod sandbox;
 mod selfcheckin;
+mod spin;
+mod tls;
 mod webhooks;
