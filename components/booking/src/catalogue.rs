@@ -2,11 +2,12 @@
 
 use rental_domain::booking::availability::VehicleRequest;
 use rental_domain::booking::customer::{self, CustomerLookup};
-use rental_domain::booking::request::fields;
-use rental_domain::booking::terms::Vehicle;
+use rental_domain::booking::request::{BookingRequest, fields};
+use rental_domain::booking::terms::{self, Rules, Terms, Vehicle};
 use rental_domain::collections::{
     additionals, branch_offices, car_models, cars, customers, tariffs,
 };
+use rental_domain::pricing::Quote;
 use rental_domain::{
     Additional, ApiError, Booking, BranchOfficeDoc, Car, Category, CustomerDoc, ErrorCode, KeyPart,
     Model, Stored, Tariff,
@@ -30,6 +31,28 @@ pub fn tariffs(tx: &Transaction, category_id: i64) -> Result<Vec<Tariff>, Error>
         tariffs::BY_CATEGORY,
         vec![KeyPart::Int(category_id)],
     ))?))
+}
+
+/// Prices `vehicle` for `terms` with the `requested` additionals, against the catalogue's
+/// additionals and the tariffs of the vehicle's category; the price the client sent is checked
+/// by the rules.
+pub fn price(
+    tx: &Transaction,
+    terms: &Terms<'_>,
+    vehicle: &Vehicle,
+    requested: &[rental_domain::BookingAdditional],
+    body: &BookingRequest,
+    rules: &Rules<'_>,
+) -> Result<Quote, Error> {
+    Ok(terms::price(
+        terms,
+        vehicle,
+        requested,
+        &additionals(tx)?,
+        &tariffs(tx, vehicle.category.id)?,
+        body.price,
+        rules,
+    )?)
 }
 
 /// The models of a category.

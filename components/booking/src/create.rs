@@ -83,13 +83,12 @@ fn create(
         hold(&tx, &plan, terms.period, None, ErrorCode::CarNotAvailable)?,
     );
 
-    let quote = terms::price(
+    let quote = catalogue::price(
+        &tx,
         &terms,
         &vehicle,
         &body.additionals().unwrap_or_default(),
-        &catalogue::additionals(&tx)?,
-        &catalogue::tariffs(&tx, vehicle.category.id)?,
-        body.price,
+        body,
         &rules,
     )?;
 
@@ -177,15 +176,14 @@ pub fn price(request: &Request) -> Result<Response, Error> {
                 None => None,
             };
         }
-        Ok::<_, Error>(terms::price(
+        catalogue::price(
+            &tx,
             &terms,
             &vehicle,
             &body.additionals().unwrap_or_default(),
-            &catalogue::additionals(&tx)?,
-            &catalogue::tariffs(&tx, vehicle.category.id)?,
-            body.price,
+            &body,
             &rules,
-        )?)
+        )
     })?;
     Ok(json(200, &PriceResponse::from(quote)))
 }

@@ -93,13 +93,12 @@ fn attempt(body: &BookingRequest, id: i64, env: &Env) -> Result<Outcome, Error> 
         hold(&tx, &plan, terms.period, Some(id), unavailable)?,
     );
 
-    let quote = terms::price(
+    let quote = catalogue::price(
+        &tx,
         &terms,
         &vehicle,
         &additionals::requested_by_update(body.additionals(), &stored.additionals),
-        &catalogue::additionals(&tx)?,
-        &catalogue::tariffs(&tx, vehicle.category.id)?,
-        body.price,
+        body,
         &rules,
     )?;
 

@@ -574,6 +574,20 @@ mod tests {
         Scope::new("t", mode)
     }
 
+    /// A scan of all of index `i` of collection `c`, at most `limit` entries.
+    fn whole_index(limit: u32) -> Scan {
+        Scan {
+            range: Range {
+                collection: "c".to_owned(),
+                index: "i".to_owned(),
+                keys: KeyRange::default(),
+            },
+            descending: false,
+            skip: 0,
+            limit,
+        }
+    }
+
     fn first_statement<T: std::fmt::Debug>(mut plan: Plan<T>) -> Statement {
         match plan.step(None) {
             crate::Step::Run(statement) => statement,
@@ -653,17 +667,7 @@ mod tests {
 
     #[test]
     fn scans_are_capped() {
-        let range = Range {
-            collection: "c".to_owned(),
-            index: "i".to_owned(),
-            keys: KeyRange::default(),
-        };
-        let scan = Scan {
-            range,
-            descending: false,
-            skip: 0,
-            limit: u32::MAX,
-        };
+        let scan = whole_index(u32::MAX);
         let statement = first_statement(scope(Mode::ReadOnly).scan(&scan));
         assert_eq!(statement.params[5], Value::Int(i64::from(MAX_SCAN)));
         let statement = first_statement(scope(Mode::ReadOnly).keys(&scan));
@@ -679,17 +683,7 @@ mod tests {
 
     #[test]
     fn malformed_stored_keys_are_faults() {
-        let range = Range {
-            collection: "c".to_owned(),
-            index: "i".to_owned(),
-            keys: KeyRange::default(),
-        };
-        let scan = Scan {
-            range,
-            descending: false,
-            skip: 0,
-            limit: 10,
-        };
+        let scan = whole_index(10);
         let outcome = scope(Mode::ReadOnly)
             .keys(&scan)
             .run(|_| Ok::<_, ()>(vec![vec![Value::Text("1".into()), Value::Blob(vec![9])]]));
