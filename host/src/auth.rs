@@ -42,8 +42,17 @@ pub fn new_signing_key() -> String {
     base64::engine::general_purpose::STANDARD.encode(key)
 }
 
-fn signing_key(encoded: &str) -> anyhow::Result<Vec<u8>> {
-    Ok(base64::engine::general_purpose::STANDARD.decode(encoded)?)
+/// The tenant's signing key, decoded; `None` when it has none.
+async fn signing_key(storage: &Storage, tenant: &str) -> Result<Option<Vec<u8>>, AuthError> {
+    storage
+        .secret(tenant, SIGNING_KEY_SECRET)
+        .await?
+        .map(|encoded| {
+            base64::engine::general_purpose::STANDARD
+                .decode(encoded)
+                .map_err(|_| AuthError::SigningKey(tenant.to_owned()))
+        })
+        .transpose()
 }
 
 /// An argon2id PHC string for a password.
@@ -68,23 +77,47 @@ static DECOY_HASH: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
     hash_password(&uuid::Uuid::new_v4().to_string()).unwrap_or_default()
 });
 
-/// RFC 6749 section 5.2 error codes we answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TokenError {
+/// Why the token endpoint or a bearer check said no, or could not decide.
+#[derive(Debug, thiserror::Error)]
+pub enum AuthError {
+    /// RFC 6749 section 5.2: a malformed token request.
+    #[error("invalid_request")]
     InvalidRequest,
+    #[error("unsupported_grant_type")]
     UnsupportedGrantType,
+    /// Unknown client, wrong secret, or a user disabled for API use.
+    #[error("invalid_client")]
     InvalidClient,
     /// Too many failures for this client_id: retry after this many seconds.
+    #[error("slow_down")]
     Throttled(u64),
+    /// No usable bearer token: 401 with a challenge (`token_sent` adds
+    /// `error="invalid_token"`).
+    #[error("no valid bearer token")]
+    Unauthenticated { token_sent: bool },
+    /// A valid token whose user lacks the permission or was disabled since: 403.
+    #[error("the caller may not use this endpoint")]
+    Forbidden,
+    /// The host could not decide: 503.
+    #[error(transparent)]
+    Storage(#[from] crate::storage::Error),
+    #[error("tenant {0} has no usable signing key")]
+    SigningKey(String),
+    #[error("signing the token: {0}")]
+    Signing(#[from] jsonwebtoken::errors::Error),
+    #[error("verifying the password: {0}")]
+    Verifying(#[from] tokio::task::JoinError),
 }
 
-impl TokenError {
-    pub fn code(self) -> &'static str {
+impl AuthError {
+    /// The RFC 6749 section 5.2 `error` of a token endpoint refusal.
+    pub fn oauth_code(&self) -> Option<&'static str> {
         match self {
-            Self::InvalidRequest => "invalid_request",
-            Self::UnsupportedGrantType => "unsupported_grant_type",
-            Self::InvalidClient => "invalid_client",
-            Self::Throttled(_) => "slow_down",
+            Self::InvalidRequest => Some("invalid_request"),
+            Self::UnsupportedGrantType => Some("unsupported_grant_type"),
+            Self::InvalidClient => Some("invalid_client"),
+            Self::Throttled(_) => Some("slow_down"),
+            _ => None,
         }
     }
 }
@@ -111,7 +144,7 @@ impl std::fmt::Debug for TokenRequest {
 impl TokenRequest {
     /// Reads the form body and, when present, an `Authorization: Basic` header (RFC 6749
     /// section 2.3.1: form-encoded id and secret, then base64).
-    pub fn parse(form: &[u8], authorization: Option<&str>) -> Result<Self, TokenError> {
+    pub fn parse(form: &[u8], authorization: Option<&str>) -> Result<Self, AuthError> {
         let mut request = TokenRequest::default();
         for (key, value) in url::form_urlencoded::parse(form) {
             let slot = match &*key {
@@ -122,15 +155,15 @@ impl TokenRequest {
             };
             if slot.replace(value.into_owned()).is_some() {
                 // RFC 6749 section 3.2: parameters must not be repeated.
-                return Err(TokenError::InvalidRequest);
+                return Err(AuthError::InvalidRequest);
             }
         }
         if let Some(basic) = authorization.and_then(|h| strip_scheme(h, "Basic")) {
             let decoded = base64::engine::general_purpose::STANDARD
                 .decode(basic.trim())
-                .map_err(|_| TokenError::InvalidRequest)?;
-            let decoded = String::from_utf8(decoded).map_err(|_| TokenError::InvalidRequest)?;
-            let (id, secret) = decoded.split_once(':').ok_or(TokenError::InvalidRequest)?;
+                .map_err(|_| AuthError::InvalidRequest)?;
+            let decoded = String::from_utf8(decoded).map_err(|_| AuthError::InvalidRequest)?;
+            let (id, secret) = decoded.split_once(':').ok_or(AuthError::InvalidRequest)?;
             let decode = |s: &str| {
                 url::form_urlencoded::parse(format!("v={s}").as_bytes())
                     .next()
@@ -139,7 +172,7 @@ impl TokenRequest {
             };
             if request.client_id.is_some() || request.client_secret.is_some() {
                 // Only one authentication method per request (RFC 6749 section 2.3).
-                return Err(TokenError::InvalidRequest);
+                return Err(AuthError::InvalidRequest);
             }
             request.client_id = Some(decode(id));
             request.client_secret = Some(decode(secret));
@@ -207,19 +240,19 @@ pub async fn issue_token(
     throttle: &Throttle,
     tenant: &str,
     request: TokenRequest,
-) -> anyhow::Result<Result<String, TokenError>> {
+) -> Result<String, AuthError> {
     let (Some(grant), Some(id), Some(secret)) =
         (request.grant_type, request.client_id, request.client_secret)
     else {
-        return Ok(Err(TokenError::InvalidRequest));
+        return Err(AuthError::InvalidRequest);
     };
     if grant != "client_credentials" {
-        return Ok(Err(TokenError::UnsupportedGrantType));
+        return Err(AuthError::UnsupportedGrantType);
     }
     let key = (tenant.to_owned(), id.clone());
     let (failures, remaining) = throttle.recent(&key);
     if failures >= REFUSE_AFTER {
-        return Ok(Err(TokenError::Throttled(remaining.as_secs().max(1))));
+        return Err(AuthError::Throttled(remaining.as_secs().max(1)));
     }
     if failures >= SLOW_AFTER {
         let delay = Duration::from_millis(100 << (failures - SLOW_AFTER).min(3));
@@ -235,15 +268,14 @@ pub async fn issue_token(
         Some(user) if password_ok && user.enabled && user.api_enabled => user,
         _ => {
             throttle.fail(key);
-            return Ok(Err(TokenError::InvalidClient));
+            return Err(AuthError::InvalidClient);
         }
     };
     throttle.succeed(&key);
 
-    let signing = storage
-        .secret(tenant, SIGNING_KEY_SECRET)
+    let signing = signing_key(storage, tenant)
         .await?
-        .ok_or_else(|| anyhow::anyhow!("tenant {tenant} has no signing key"))?;
+        .ok_or_else(|| AuthError::SigningKey(tenant.to_owned()))?;
     let now = chrono::Utc::now().timestamp();
     let claims = Claims {
         iss: ISSUER.to_owned(),
@@ -253,21 +285,11 @@ pub async fn issue_token(
         iat: now,
         exp: now + TOKEN_LIFETIME_SECS,
     };
-    let token = jsonwebtoken::encode(
+    Ok(jsonwebtoken::encode(
         &Header::new(Algorithm::HS256),
         &claims,
-        &EncodingKey::from_secret(&signing_key(&signing)?),
-    )?;
-    Ok(Ok(token))
-}
-
-/// Why a bearer check failed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Denied {
-    /// No usable token: 401 with a challenge (`token_sent` adds `error="invalid_token"`).
-    Unauthenticated { token_sent: bool },
-    /// A valid token whose user lacks the permission or was disabled since: 403.
-    Forbidden,
+        &EncodingKey::from_secret(&signing),
+    )?)
 }
 
 /// Checks a bearer token for the host's tenant and an endpoint's permission.
@@ -276,48 +298,46 @@ pub async fn authorize(
     tenant: &str,
     authorization: Option<&str>,
     permission: &str,
-) -> anyhow::Result<Result<Caller, Denied>> {
+) -> Result<Caller, AuthError> {
     let Some(token) = authorization
         .and_then(|h| strip_scheme(h, "Bearer"))
         .map(str::trim)
     else {
-        return Ok(Err(Denied::Unauthenticated {
+        return Err(AuthError::Unauthenticated {
             token_sent: authorization.is_some(),
-        }));
+        });
     };
-    let invalid = Err(Denied::Unauthenticated { token_sent: true });
-    let Some(signing) = storage.secret(tenant, SIGNING_KEY_SECRET).await? else {
-        return Ok(invalid);
+    let invalid = AuthError::Unauthenticated { token_sent: true };
+    let Some(signing) = signing_key(storage, tenant).await? else {
+        return Err(invalid);
     };
     let mut validation = Validation::new(Algorithm::HS256);
     validation.set_issuer(&[ISSUER]);
     validation.set_required_spec_claims(&["exp", "iss", "sub"]);
     validation.leeway = 0;
-    let Ok(data) = jsonwebtoken::decode::<Claims>(
-        token,
-        &DecodingKey::from_secret(&signing_key(&signing)?),
-        &validation,
-    ) else {
-        return Ok(invalid);
+    let Ok(data) =
+        jsonwebtoken::decode::<Claims>(token, &DecodingKey::from_secret(&signing), &validation)
+    else {
+        return Err(invalid);
     };
     let claims = data.claims;
     let Ok(user_id) = claims.sub.parse::<i64>() else {
-        return Ok(invalid);
+        return Err(invalid);
     };
     if claims.tenant != tenant {
-        return Ok(invalid);
+        return Err(invalid);
     }
     let Some(user) = storage.user_by_id(tenant, user_id).await? else {
-        return Ok(invalid);
+        return Err(invalid);
     };
-    Ok(permitted(user, permission))
+    permitted(user, permission)
 }
 
-fn permitted(user: ApiUser, permission: &str) -> Result<Caller, Denied> {
+fn permitted(user: ApiUser, permission: &str) -> Result<Caller, AuthError> {
     let allowed =
         user.enabled && user.api_enabled && user.permissions.iter().any(|p| p == permission);
     if !allowed {
-        return Err(Denied::Forbidden);
+        return Err(AuthError::Forbidden);
     }
     Ok(Caller {
         user_id: user.id,
@@ -365,13 +385,13 @@ mod tests {
         .unwrap();
         assert_eq!(both.client_id.as_deref(), Some("api:user"));
         assert_eq!(both.client_secret.as_deref(), Some("p@ss"));
-        assert_eq!(
+        assert!(matches!(
             TokenRequest::parse(b"client_id=a&client_id=b", None),
-            Err(TokenError::InvalidRequest)
-        );
-        assert_eq!(
+            Err(AuthError::InvalidRequest)
+        ));
+        assert!(matches!(
             TokenRequest::parse(b"client_id=a", Some(&format!("Basic {basic}"))),
-            Err(TokenError::InvalidRequest)
-        );
+            Err(AuthError::InvalidRequest)
+        ));
     }
 }

@@ -15,6 +15,9 @@ wasmtime::component::bindgen!({
     with: {
         "rental:platform/store.transaction": crate::capabilities::store::Transaction,
     },
+    trappable_error_type: {
+        "rental:platform/store.store-error" => crate::capabilities::store::StoreFailure,
+    },
 });
 
 pub use rental::platform::{bank, context, secrets, store};

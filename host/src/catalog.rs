@@ -17,7 +17,7 @@ const PAGE: u32 = 500;
 /// Validates `file` against the tenant's catalogue and writes the merged catalogue in one
 /// transaction; on any error nothing is written.
 pub async fn import(storage: &Storage, tenant: &str, file: &Path) -> anyhow::Result<()> {
-    ensure_tenant(storage, tenant).await?;
+    storage.require_tenant(tenant).await?;
     let bytes = std::fs::read(file).with_context(|| format!("reading {}", file.display()))?;
     let text = catalog::decode(&bytes)?;
     let catalogue = catalog::import(text, stored(storage, tenant).await?)?;
@@ -37,7 +37,7 @@ pub async fn import(storage: &Storage, tenant: &str, file: &Path) -> anyhow::Res
 
 /// Writes the tenant's catalogue to `output`, or to standard output.
 pub async fn export(storage: &Storage, tenant: &str, output: Option<&Path>) -> anyhow::Result<()> {
-    ensure_tenant(storage, tenant).await?;
+    storage.require_tenant(tenant).await?;
     let text = stored(storage, tenant).await?.export()?;
     match output {
         Some(path) => {
@@ -52,17 +52,9 @@ pub async fn export(storage: &Storage, tenant: &str, output: Option<&Path>) -> a
     Ok(())
 }
 
-async fn ensure_tenant(storage: &Storage, tenant: &str) -> anyhow::Result<()> {
-    anyhow::ensure!(
-        storage.tenant(tenant).await?.is_some(),
-        "tenant {tenant:?} does not exist"
-    );
-    Ok(())
-}
-
 /// The tenant's catalogue as stored, read in one read-only transaction.
 async fn stored(storage: &Storage, tenant: &str) -> anyhow::Result<Catalogue> {
-    let mut tx = storage.begin(tenant, Mode::ReadOnly).await??;
+    let mut tx = storage.begin(tenant, Mode::ReadOnly).await?;
     let mut documents = Vec::new();
     for (collection, index) in catalog::COLLECTIONS {
         let mut skip = 0;
@@ -77,7 +69,7 @@ async fn stored(storage: &Storage, tenant: &str) -> anyhow::Result<Catalogue> {
                 skip,
                 limit: PAGE,
             };
-            let page = tx.scan(&scan).await??;
+            let page = tx.scan(&scan).await?;
             let read = u32::try_from(page.len())?;
             documents.extend(page.into_iter().map(|document| (collection, document.body)));
             if read < PAGE {
@@ -86,7 +78,7 @@ async fn stored(storage: &Storage, tenant: &str) -> anyhow::Result<Catalogue> {
             skip += read;
         }
     }
-    tx.commit().await??;
+    tx.commit().await?;
     Ok(Catalogue::from_documents(
         documents
             .iter()

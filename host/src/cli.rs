@@ -248,9 +248,9 @@ impl Cli {
                 enabled,
                 api_enabled,
             }) => {
-                storage
+                Ok(storage
                     .set_user_flags(&tenant, &name, enabled, api_enabled)
-                    .await
+                    .await?)
             }
             Command::Secret(SecretCommand::Set { tenant, name }) => {
                 let value = read_stdin_all()?;

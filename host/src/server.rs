@@ -20,7 +20,7 @@ use tokio_rustls::TlsAcceptor;
 use tracing::Instrument as _;
 
 use crate::apidocs::ApiDocs;
-use crate::auth::{self, Denied, Throttle, TokenError, TokenRequest};
+use crate::auth::{self, AuthError, Throttle, TokenRequest};
 use crate::metrics::{self, Metrics};
 use crate::ops;
 use crate::routes::{self, Access, Matched};
@@ -265,7 +265,7 @@ impl App {
         if request.uri().path() == routes::TOKEN_PATH {
             return if request.method() == Method::POST {
                 served.set_endpoint(format!("{} {}", Method::POST, routes::TOKEN_PATH), None);
-                self.token(request, &slug).await
+                self.token(request, &tenant).await
             } else {
                 let mut response = empty(StatusCode::METHOD_NOT_ALLOWED);
                 response
@@ -309,14 +309,8 @@ impl App {
                     .get(AUTHORIZATION)
                     .and_then(|h| h.to_str().ok());
                 match auth::authorize(&self.storage, &slug, authorization, permission).await {
-                    Ok(Ok(caller)) => Some(caller),
-                    Ok(Err(denied)) => {
-                        return self.denied(&tenant, host.unwrap_or_default(), denied);
-                    }
-                    Err(e) => {
-                        tracing::error!(error = %e, "checking the bearer token");
-                        return empty(StatusCode::SERVICE_UNAVAILABLE);
-                    }
+                    Ok(caller) => Some(caller),
+                    Err(error) => return auth_failure(&tenant, host.unwrap_or_default(), error),
                 }
             }
             Access::Anonymous => None,
@@ -418,34 +412,7 @@ impl App {
         )
     }
 
-    /// 401 with the RFC 6750 challenge, or 403, as the contract and the tenant's
-    /// `auth_failure_status` setting say.
-    fn denied(&self, tenant: &Tenant, host: &str, denied: Denied) -> Response<Body> {
-        let always_403 = tenant
-            .settings
-            .get("auth_failure_status")
-            .map(String::as_str)
-            == Some("403");
-        match denied {
-            Denied::Forbidden => empty(StatusCode::FORBIDDEN),
-            Denied::Unauthenticated { .. } if always_403 => empty(StatusCode::FORBIDDEN),
-            Denied::Unauthenticated { token_sent } => {
-                let mut challenge = format!(
-                    "Bearer authorization_uri=\"https://{host}/auth/token\", resource_id=\"https://{host}/api\""
-                );
-                if token_sent {
-                    challenge.push_str(", error=\"invalid_token\"");
-                }
-                let mut response = empty(StatusCode::UNAUTHORIZED);
-                if let Ok(value) = HeaderValue::from_str(&challenge) {
-                    response.headers_mut().insert(WWW_AUTHENTICATE, value);
-                }
-                response
-            }
-        }
-    }
-
-    async fn token(&self, request: Request<Incoming>, tenant: &str) -> Response<Body> {
+    async fn token(&self, request: Request<Incoming>, tenant: &Tenant) -> Response<Body> {
         let authorization = request
             .headers()
             .get(AUTHORIZATION)
@@ -453,14 +420,14 @@ impl App {
             .map(str::to_owned);
         let form = match Limited::new(request.into_body(), MAX_BODY).collect().await {
             Ok(body) => body.to_bytes(),
-            Err(_) => return token_error(TokenError::InvalidRequest),
+            Err(_) => return auth_failure(tenant, "", AuthError::InvalidRequest),
         };
-        let parsed = match TokenRequest::parse(&form, authorization.as_deref()) {
-            Ok(parsed) => parsed,
-            Err(e) => return token_error(e),
+        let issued = match TokenRequest::parse(&form, authorization.as_deref()) {
+            Ok(parsed) => auth::issue_token(&self.storage, &self.throttle, &tenant.slug, parsed).await,
+            Err(e) => Err(e),
         };
-        match auth::issue_token(&self.storage, &self.throttle, tenant, parsed).await {
-            Ok(Ok(token)) => {
+        match issued {
+            Ok(token) => {
                 let mut response = json(
                     StatusCode::OK,
                     &serde_json::json!({
@@ -475,34 +442,68 @@ impl App {
                     .insert("cache-control", HeaderValue::from_static("no-store"));
                 response
             }
-            Ok(Err(e)) => token_error(e),
-            Err(e) => {
-                tracing::error!(error = %e, "issuing a token");
-                empty(StatusCode::SERVICE_UNAVAILABLE)
-            }
+            Err(e) => auth_failure(tenant, "", e),
         }
     }
 }
 
-/// RFC 6749 section 5.2 error answers.
-fn token_error(error: TokenError) -> Response<Body> {
-    let status = match error {
-        TokenError::InvalidClient => StatusCode::UNAUTHORIZED,
-        TokenError::Throttled(_) => StatusCode::TOO_MANY_REQUESTS,
-        TokenError::InvalidRequest | TokenError::UnsupportedGrantType => StatusCode::BAD_REQUEST,
+/// The answer to a refused or failed authentication: the token endpoint's RFC 6749 section 5.2
+/// errors; for a bearer check, 401 with the RFC 6750 challenge for `host`, or 403, as the
+/// contract and the tenant's `auth_failure_status` setting say; 503 when the host could not
+/// decide.
+fn auth_failure(tenant: &Tenant, host: &str, error: AuthError) -> Response<Body> {
+    let status = match &error {
+        AuthError::InvalidRequest | AuthError::UnsupportedGrantType => StatusCode::BAD_REQUEST,
+        AuthError::InvalidClient => StatusCode::UNAUTHORIZED,
+        AuthError::Throttled(_) => StatusCode::TOO_MANY_REQUESTS,
+        AuthError::Forbidden => return empty(StatusCode::FORBIDDEN),
+        AuthError::Unauthenticated { token_sent } => {
+            return bearer_challenge(tenant, host, *token_sent);
+        }
+        AuthError::Storage(_)
+        | AuthError::SigningKey(_)
+        | AuthError::Signing(_)
+        | AuthError::Verifying(_) => {
+            tracing::error!(error = %error, "authenticating the caller");
+            return empty(StatusCode::SERVICE_UNAVAILABLE);
+        }
     };
-    let mut response = json(status, &serde_json::json!({ "error": error.code() }));
-    if let TokenError::Throttled(seconds) = error {
+    let code = error.oauth_code().unwrap_or_default();
+    let mut response = json(status, &serde_json::json!({ "error": code }));
+    if let AuthError::Throttled(seconds) = error {
         response
             .headers_mut()
             .insert(RETRY_AFTER, HeaderValue::from(seconds));
     }
-    if error == TokenError::InvalidClient {
+    if status == StatusCode::UNAUTHORIZED {
         // RFC 6749 section 5.2: a 401 for client authentication carries a challenge.
         response.headers_mut().insert(
             WWW_AUTHENTICATE,
             HeaderValue::from_static("Basic realm=\"rentald\""),
         );
+    }
+    response
+}
+
+/// 401 with the RFC 6750 challenge, or 403 where the tenant's `auth_failure_status` says so.
+fn bearer_challenge(tenant: &Tenant, host: &str, token_sent: bool) -> Response<Body> {
+    let always_403 = tenant
+        .settings
+        .get("auth_failure_status")
+        .map(String::as_str)
+        == Some("403");
+    if always_403 {
+        return empty(StatusCode::FORBIDDEN);
+    }
+    let mut challenge = format!(
+        "Bearer authorization_uri=\"https://{host}/auth/token\", resource_id=\"https://{host}/api\""
+    );
+    if token_sent {
+        challenge.push_str(", error=\"invalid_token\"");
+    }
+    let mut response = empty(StatusCode::UNAUTHORIZED);
+    if let Ok(value) = HeaderValue::from_str(&challenge) {
+        response.headers_mut().insert(WWW_AUTHENTICATE, value);
     }
     response
 }

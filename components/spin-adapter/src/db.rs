@@ -13,7 +13,7 @@ const DATABASE: &str = "default";
 
 /// A database failure that is not the guest's to handle. Like `rentald`, the adapter traps on
 /// it: Spin answers 500 and logs the message.
-fn fault(what: &str, error: impl std::fmt::Display) -> ! {
+pub fn fault(what: &str, error: impl std::fmt::Display) -> ! {
     panic!("spin-adapter: {what}: {error}")
 }
 
@@ -111,12 +111,9 @@ impl Database {
         )
     }
 
-    /// Runs a shared plan to its end; a [`rental_store_sql::Fault`] traps.
+    /// Runs a shared plan to its end.
     pub fn run<T>(&self, plan: Plan<T>) -> Result<T, StoreError> {
-        match plan.run(|statement| self.execute(statement))? {
-            Ok(answer) => answer,
-            Err(error) => fault("store", error),
-        }
+        plan.run(|statement| self.execute(statement))
     }
 
     /// Opens a transaction of `mode`.
@@ -176,7 +173,7 @@ impl Database {
         )?;
         if rows.is_empty() {
             let now = chrono::Utc::now().timestamp_micros();
-            self.execute(&rental_store_sql::ensure_tenant(&self.tenant, now))?;
+            self.execute(&rental_store_sql::insert_tenant(&self.tenant, now))?;
         }
         Ok(())
     }

@@ -4,20 +4,31 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use rental_store_sql::{self as sql, Mode, Scope};
+use rental_store_sql::{self as sql, Mode, OneTransaction, Scope};
 
 use crate::Adapter;
 use crate::bindings::exports::rental::platform::store::{self as wit, StoreError};
-use crate::db::Database;
+use crate::db::{Database, fault};
 
 thread_local! {
-    /// Whether a transaction of this request is open (at most one is, as in `rentald`).
-    static OPEN: Cell<bool> = const { Cell::new(false) };
+    /// The request's transaction slot (Spin instantiates a component per request).
+    static OPEN: Cell<OneTransaction> = const { Cell::new(OneTransaction::new()) };
 }
 
-const COMMITTED: &str = "the transaction has already been committed";
-
 rental_store_sql::wit_store_conversions!(crate::bindings::exports::rental::platform::store);
+
+/// The guest's view of a store error; a fault traps.
+fn guest_error(error: sql::StoreError) -> StoreError {
+    store_error(error).unwrap_or_else(|message| fault("store", message))
+}
+
+/// Applies `change` to the request's transaction slot.
+fn slot<T>(change: impl FnOnce(&mut OneTransaction) -> T) -> T {
+    let mut slot = OPEN.get();
+    let result = change(&mut slot);
+    OPEN.set(slot);
+    result
+}
 
 /// An open transaction: its connection and its scope (tenant and mode), until commit.
 pub struct Transaction {
@@ -33,9 +44,9 @@ impl Transaction {
     ) -> Result<U, StoreError> {
         let open = self.open.borrow();
         let Some((db, scope)) = open.as_ref() else {
-            return Err(StoreError::Invalid(COMMITTED.to_owned()));
+            return Err(guest_error(sql::StoreError::committed()));
         };
-        db.run(build(scope)).map(map).map_err(store_error)
+        db.run(build(scope)).map(map).map_err(guest_error)
     }
 }
 
@@ -43,7 +54,7 @@ impl Drop for Transaction {
     fn drop(&mut self) {
         if let Some((db, _)) = self.open.get_mut().take() {
             db.rollback();
-            OPEN.set(false);
+            slot(OneTransaction::end);
         }
     }
 }
@@ -52,14 +63,15 @@ impl wit::Guest for Adapter {
     type Transaction = Transaction;
 
     fn begin(requested: wit::Mode) -> Result<wit::Transaction, StoreError> {
-        if OPEN.get() {
-            return Err(StoreError::Invalid(
-                "a transaction is already open in this request".to_owned(),
-            ));
-        }
-        let db = Database::shared().map_err(store_error)?;
-        let scope = db.begin(mode(requested)).map_err(store_error)?;
-        OPEN.set(true);
+        slot(OneTransaction::begin).map_err(guest_error)?;
+        let begun = Database::shared().and_then(|db| {
+            let scope = db.begin(mode(requested))?;
+            Ok((db, scope))
+        });
+        let (db, scope) = begun.map_err(|error| {
+            slot(OneTransaction::end);
+            guest_error(error)
+        })?;
         Ok(wit::Transaction::new(Transaction {
             open: RefCell::new(Some((db, scope))),
         }))
@@ -146,10 +158,10 @@ impl wit::GuestTransaction for Transaction {
 
     fn commit(&self) -> Result<(), StoreError> {
         let Some((db, _)) = self.open.borrow_mut().take() else {
-            return Err(StoreError::Invalid(COMMITTED.to_owned()));
+            return Err(guest_error(sql::StoreError::committed()));
         };
-        OPEN.set(false);
-        let committed = db.commit().map_err(store_error);
+        slot(OneTransaction::end);
+        let committed = db.commit().map_err(guest_error);
         if committed.is_err() {
             db.rollback();
         }

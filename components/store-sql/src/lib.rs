@@ -23,10 +23,10 @@ mod wit;
 #[doc(hidden)]
 pub use rental_domain as domain;
 
-pub use plan::{Column, Dialect, Fault, Outcome, Plan, Row, Statement, Step, Value};
+pub use plan::{Column, Dialect, Outcome, Plan, Row, Statement, Step, Value};
 pub use store::{
-    Document, Entry, Expect, Index, MAX_GET_MANY, MAX_KEYS, MAX_SCAN, Mode, Range, Scan, Scope,
-    StoreError, begin, ensure_tenant, read_row,
+    Document, Entry, Expect, Index, MAX_GET_MANY, MAX_KEYS, MAX_SCAN, Mode, OneTransaction, Range,
+    Scan, Scope, StoreError, begin, insert_tenant, read_row,
 };
 
 /// The SQLite schema of the store: the host's first migration, verbatim, which holds every

@@ -71,14 +71,8 @@ impl Statement {
 /// One result row, in the order of [`Statement::columns`].
 pub type Row = Vec<Value>;
 
-/// A result the store cannot make sense of (a malformed stored key, a column of another kind):
-/// not the guest's to handle. `rentald` traps on it.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct Fault(pub String);
-
-/// `Ok(Err(_))` is an error the guest handles; `Err(_)` is a fault.
-pub type Outcome<T> = Result<Result<T, StoreError>, Fault>;
+/// What an operation ends with.
+pub type Outcome<T> = Result<T, StoreError>;
 
 /// What a driver does next.
 #[derive(Debug)]
@@ -140,7 +134,7 @@ impl<T> Plan<T> {
 
     /// A plan that refuses the operation.
     pub(crate) fn refuse(error: StoreError) -> Self {
-        Self::done(Ok(Err(error)))
+        Self::done(Err(error))
     }
 
     pub(crate) fn guard_first(mut self, guard: Guard) -> Self {
@@ -155,7 +149,7 @@ impl<T> Plan<T> {
             if self.results.is_empty()
                 && let Some(error) = self.guard.and_then(|guard| guard(&rows))
             {
-                return Step::Done(Ok(Err(error)));
+                return Step::Done(Err(error));
             }
             self.results.push(rows);
         }
@@ -167,47 +161,49 @@ impl<T> Plan<T> {
         }
         match self.finish.take() {
             Some(finish) => Step::Done(finish(std::mem::take(&mut self.results))),
-            None => Step::Done(Err(Fault("the plan has already finished".to_owned()))),
+            None => Step::Done(Err(StoreError::Fault(
+                "the plan has already finished".to_owned(),
+            ))),
         }
     }
 
     /// Runs the plan with a synchronous driver: `execute` runs one statement and returns its
     /// rows; its error ends the plan.
-    pub fn run<E>(
+    pub fn run(
         mut self,
-        mut execute: impl FnMut(&Statement) -> Result<Vec<Row>, E>,
-    ) -> Result<Outcome<T>, E> {
+        mut execute: impl FnMut(&Statement) -> Result<Vec<Row>, StoreError>,
+    ) -> Outcome<T> {
         let mut rows = None;
         loop {
             match self.step(rows.take()) {
                 Step::Run(statement) => rows = Some(execute(&statement)?),
-                Step::Done(outcome) => return Ok(outcome),
+                Step::Done(outcome) => return outcome,
             }
         }
     }
 }
 
 /// Reads column `i` of `row` as an integer.
-pub(crate) fn int(row: &[Value], i: usize) -> Result<i64, Fault> {
+pub(crate) fn int(row: &[Value], i: usize) -> Result<i64, StoreError> {
     match row.get(i) {
         Some(Value::Int(v)) => Ok(*v),
-        other => Err(Fault(format!("column {i} is not an integer: {other:?}"))),
+        other => Err(StoreError::Fault(format!("column {i} is not an integer: {other:?}"))),
     }
 }
 
 /// Reads column `i` of `row` as text.
-pub(crate) fn text(row: &[Value], i: usize) -> Result<String, Fault> {
+pub(crate) fn text(row: &[Value], i: usize) -> Result<String, StoreError> {
     match row.get(i) {
         Some(Value::Text(v)) => Ok(v.clone()),
-        other => Err(Fault(format!("column {i} is not text: {other:?}"))),
+        other => Err(StoreError::Fault(format!("column {i} is not text: {other:?}"))),
     }
 }
 
 /// Reads column `i` of `row` as bytes.
-pub(crate) fn blob(row: &[Value], i: usize) -> Result<&[u8], Fault> {
+pub(crate) fn blob(row: &[Value], i: usize) -> Result<&[u8], StoreError> {
     match row.get(i) {
         Some(Value::Blob(v)) => Ok(v),
-        other => Err(Fault(format!("column {i} is not a blob: {other:?}"))),
+        other => Err(StoreError::Fault(format!("column {i} is not a blob: {other:?}"))),
     }
 }
 
@@ -235,16 +231,15 @@ mod tests {
             Statement::new("first".to_owned(), Vec::new(), &[]),
             Statement::new("second".to_owned(), Vec::new(), &[]),
         ];
-        let plan: Plan<()> = Plan::new(statements, |_| Ok(Ok(())))
+        let plan: Plan<()> = Plan::new(statements, |_| Ok(()))
             .guard_first(|rows| rows.is_empty().then_some(StoreError::Conflict));
         let mut ran = Vec::new();
         let outcome = plan
             .run(|s| {
                 ran.push(s.sql(Dialect::Postgres).into_owned());
-                Ok::<_, ()>(Vec::new())
-            })
-            .unwrap();
-        assert_eq!(outcome, Ok(Err(StoreError::Conflict)));
+                Ok(Vec::new())
+            });
+        assert_eq!(outcome, Err(StoreError::Conflict));
         assert_eq!(ran, ["first"]);
     }
 }

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashMap};
 use rental_domain::store::{Bound, IndexKey, KeyPart, KeyRange, Record};
 
 use crate::keys::{self, PREFIX_END};
-use crate::plan::{Column, Dialect, Fault, Plan, Row, Statement, Value, blob, int, text};
+use crate::plan::{Column, Dialect, Plan, Row, Statement, Value, blob, int, text};
 
 /// The largest page a scan may ask for; `keys` may return more since it loads no documents.
 pub const MAX_SCAN: u32 = 1_000;
@@ -19,7 +19,8 @@ pub enum Mode {
     ReadWrite,
 }
 
-/// Errors a guest is expected to handle (mirrors the WIT `store-error`).
+/// How a store operation fails. The first three are the WIT `store-error`, for the guest to
+/// handle; a fault is not the guest's to handle, and drivers turn it into a trap.
 #[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
 pub enum StoreError {
     #[error("conflict with a concurrent write")]
@@ -28,6 +29,53 @@ pub enum StoreError {
     Invalid(String),
     #[error("database unavailable: {0}")]
     Unavailable(String),
+    /// A result the store cannot make sense of (a malformed stored key, a column of another
+    /// kind).
+    #[error("{0}")]
+    Fault(String),
+}
+
+impl StoreError {
+    /// The answer to any call on a transaction after its commit.
+    pub fn committed() -> Self {
+        Self::Invalid("the transaction has already been committed".to_owned())
+    }
+}
+
+/// The rule that a request holds at most one open transaction, in `rentald` and under Spin
+/// alike: a second `begin` before the first transaction ends is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OneTransaction {
+    open: bool,
+}
+
+impl OneTransaction {
+    /// A free slot.
+    pub const fn new() -> Self {
+        Self { open: false }
+    }
+
+    /// Takes the request's transaction slot, or refuses when it is taken.
+    pub fn begin(&mut self) -> Result<(), StoreError> {
+        if self.open {
+            return Err(StoreError::Invalid(
+                "a transaction is already open in this request".to_owned(),
+            ));
+        }
+        self.open = true;
+        Ok(())
+    }
+
+    /// Frees the slot: the transaction committed, was dropped or failed to begin.
+    pub fn end(&mut self) {
+        self.open = false;
+    }
+}
+
+impl Default for OneTransaction {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 /// What a write expects to find (mirrors the WIT `expect`).
@@ -113,7 +161,7 @@ pub fn begin(dialect: Dialect, mode: Mode) -> &'static str {
 }
 
 /// Creates the row of tenant `slug` unless it exists (the Spin adapter's one tenant).
-pub fn ensure_tenant(slug: &str, now_micros: i64) -> Statement {
+pub fn insert_tenant(slug: &str, now_micros: i64) -> Statement {
     Statement::new(
         "INSERT INTO tenants (slug, enabled, created_at) VALUES ($1, 1, $2) \
          ON CONFLICT DO NOTHING"
@@ -156,7 +204,7 @@ fn revision_value(revision: u64) -> Value {
     Value::Int(i64::try_from(revision).unwrap_or(i64::MAX))
 }
 
-fn document(row: &[Value]) -> Result<Document, Fault> {
+fn document(row: &[Value]) -> Result<Document, StoreError> {
     Ok(Document {
         id: text(row, 0)?,
         revision: u64::try_from(int(row, 1)?).unwrap_or_default(),
@@ -164,16 +212,16 @@ fn document(row: &[Value]) -> Result<Document, Fault> {
     })
 }
 
-fn documents(rows: &[Row]) -> Result<Vec<Document>, Fault> {
+fn documents(rows: &[Row]) -> Result<Vec<Document>, StoreError> {
     rows.iter().map(|row| document(row)).collect()
 }
 
 /// The first integer of the first row of the first statement.
-fn first_int(results: &[Vec<Row>]) -> Result<i64, Fault> {
+fn first_int(results: &[Vec<Row>]) -> Result<i64, StoreError> {
     let row = results
         .first()
         .and_then(|rows| rows.first())
-        .ok_or_else(|| Fault("the statement returned no row".to_owned()))?;
+        .ok_or_else(|| StoreError::Fault("the statement returned no row".to_owned()))?;
     int(row, 0)
 }
 
@@ -216,7 +264,7 @@ impl Scope {
         );
         Plan::new(vec![statement], |results| {
             let rows = results.first().map(Vec::as_slice).unwrap_or_default();
-            Ok(Ok(rows.first().map(|row| document(row)).transpose()?))
+            rows.first().map(|row| document(row)).transpose()
         })
     }
 
@@ -228,7 +276,7 @@ impl Scope {
             )));
         }
         if ids.is_empty() {
-            return Plan::done(Ok(Ok(Vec::new())));
+            return Plan::done(Ok(Vec::new()));
         }
         let placeholders: Vec<String> = (0..ids.len()).map(|i| format!("${}", i + 3)).collect();
         let sql = format!(
@@ -247,7 +295,7 @@ impl Scope {
                 for doc in documents(rows)? {
                     found.insert(doc.id.clone(), doc);
                 }
-                Ok(Ok(order.iter().filter_map(|id| found.remove(id)).collect()))
+                Ok(order.iter().filter_map(|id| found.remove(id)).collect())
             },
         )
     }
@@ -291,7 +339,7 @@ impl Scope {
             indexes,
         );
         Plan::new(statements, |results| {
-            Ok(Ok(u64::try_from(first_int(&results)?).unwrap_or_default()))
+            Ok(u64::try_from(first_int(&results)?).unwrap_or_default())
         })
         .guard_first(|rows| rows.is_empty().then_some(StoreError::Conflict))
     }
@@ -356,7 +404,7 @@ impl Scope {
         for (sequence, id) in sequence_advances(records) {
             statements.push(self.advance_statement(sequence, id));
         }
-        Plan::new(statements, |_| Ok(Ok(())))
+        Plan::new(statements, |_| Ok(()))
     }
 
     /// Deletes the document (and, by cascade, its index entries). With a revision, a document
@@ -385,10 +433,10 @@ impl Scope {
         let statement = Statement::new(sql.to_owned(), params, &[Column::Text]);
         Plan::new(vec![statement], move |results| {
             let deleted = results.first().is_some_and(|rows| !rows.is_empty());
-            Ok(match expected {
+            match expected {
                 Expect::Revision(_) if !deleted => Err(StoreError::Conflict),
                 _ => Ok(()),
-            })
+            }
         })
     }
 
@@ -435,9 +483,7 @@ impl Scope {
     pub fn scan(&self, scan: &Scan) -> Plan<Vec<Document>> {
         let statement = self.range_rows(scan, "d.id, d.revision, d.body", DOCUMENT, true, MAX_SCAN);
         Plan::new(vec![statement], |results| {
-            Ok(Ok(documents(
-                results.first().map(Vec::as_slice).unwrap_or_default(),
-            )?))
+            documents(results.first().map(Vec::as_slice).unwrap_or_default())
         })
     }
 
@@ -450,10 +496,10 @@ impl Scope {
             for row in rows {
                 entries.push(Entry {
                     id: text(row, 0)?,
-                    key: keys::decode(blob(row, 1)?).map_err(|e| Fault(e.to_string()))?,
+                    key: keys::decode(blob(row, 1)?).map_err(|e| StoreError::Fault(e.to_string()))?,
                 });
             }
-            Ok(Ok(entries))
+            Ok(entries)
         })
     }
 
@@ -475,7 +521,7 @@ impl Scope {
             ONE_INT,
         );
         Plan::new(vec![statement], |results| {
-            Ok(Ok(u64::try_from(first_int(&results)?).unwrap_or_default()))
+            Ok(u64::try_from(first_int(&results)?).unwrap_or_default())
         })
     }
 
@@ -493,17 +539,7 @@ impl Scope {
             vec![self.tenant_value(), text_value(sequence)],
             ONE_INT,
         );
-        Plan::new(vec![statement], |results| Ok(Ok(first_int(&results)?)))
-    }
-
-    /// Makes the sequence hand out values greater than `value` from now on.
-    pub fn advance_sequence(&self, sequence: &str, value: i64) -> Plan<()> {
-        if let Err(e) = self.writable() {
-            return Plan::refuse(e);
-        }
-        Plan::new(vec![self.advance_statement(sequence, value)], |_| {
-            Ok(Ok(()))
-        })
+        Plan::new(vec![statement], |results| first_int(&results))
     }
 
     fn advance_statement(&self, sequence: &str, value: i64) -> Statement {
@@ -548,7 +584,7 @@ impl Scope {
             ONE_INT,
         );
         Plan::new(vec![statement], |results| {
-            Ok(Ok(results.first().is_some_and(|rows| !rows.is_empty())))
+            Ok(results.first().is_some_and(|rows| !rows.is_empty()))
         })
     }
 }
@@ -600,12 +636,12 @@ mod tests {
         let ro = scope(Mode::ReadOnly);
         let outcome = ro
             .put("c", "1", "{}", &[], Expect::Any)
-            .run(|_| Ok::<_, ()>(vec![]));
-        assert!(matches!(outcome, Ok(Ok(Err(StoreError::Invalid(_))))));
-        let outcome = ro.next_id("s").run(|_| Ok::<_, ()>(vec![]));
-        assert!(matches!(outcome, Ok(Ok(Err(StoreError::Invalid(_))))));
-        let outcome = ro.publish("t", "{}", None, 0).run(|_| Ok::<_, ()>(vec![]));
-        assert!(matches!(outcome, Ok(Ok(Err(StoreError::Invalid(_))))));
+            .run(|_| Ok(vec![]));
+        assert!(matches!(outcome, Err(StoreError::Invalid(_))));
+        let outcome = ro.next_id("s").run(|_| Ok(vec![]));
+        assert!(matches!(outcome, Err(StoreError::Invalid(_))));
+        let outcome = ro.publish("t", "{}", None, 0).run(|_| Ok(vec![]));
+        assert!(matches!(outcome, Err(StoreError::Invalid(_))));
     }
 
     #[test]
@@ -619,9 +655,9 @@ mod tests {
             .put("c", "1", "{}", &[index], Expect::Revision(3))
             .run(|_| {
                 ran += 1;
-                Ok::<_, ()>(vec![])
+                Ok(vec![])
             });
-        assert_eq!(outcome, Ok(Ok(Err(StoreError::Conflict))));
+        assert_eq!(outcome, Err(StoreError::Conflict));
         assert_eq!(ran, 1);
     }
 
@@ -629,15 +665,15 @@ mod tests {
     fn a_delete_cannot_expect_absence() {
         let outcome = scope(Mode::ReadWrite)
             .delete("c", "1", Expect::Absent)
-            .run(|_| Ok::<_, ()>(vec![]));
-        assert!(matches!(outcome, Ok(Ok(Err(StoreError::Invalid(_))))));
+            .run(|_| Ok(vec![]));
+        assert!(matches!(outcome, Err(StoreError::Invalid(_))));
     }
 
     #[test]
     fn get_many_keeps_the_asked_order_and_its_limit() {
         let ids = vec!["b".to_owned(), "x".to_owned(), "a".to_owned()];
         let outcome = scope(Mode::ReadOnly).get_many("c", &ids).run(|_| {
-            Ok::<_, ()>(vec![
+            Ok(vec![
                 vec![
                     Value::Text("a".into()),
                     Value::Int(1),
@@ -652,8 +688,6 @@ mod tests {
         });
         let ids: Vec<String> = outcome
             .unwrap()
-            .unwrap()
-            .unwrap()
             .into_iter()
             .map(|d| d.id)
             .collect();
@@ -661,8 +695,8 @@ mod tests {
         let too_many = vec![String::new(); MAX_GET_MANY + 1];
         let outcome = scope(Mode::ReadOnly)
             .get_many("c", &too_many)
-            .run(|_| Ok::<_, ()>(vec![]));
-        assert!(matches!(outcome, Ok(Ok(Err(StoreError::Invalid(_))))));
+            .run(|_| Ok(vec![]));
+        assert!(matches!(outcome, Err(StoreError::Invalid(_))));
     }
 
     #[test]
@@ -686,7 +720,7 @@ mod tests {
         let scan = whole_index(10);
         let outcome = scope(Mode::ReadOnly)
             .keys(&scan)
-            .run(|_| Ok::<_, ()>(vec![vec![Value::Text("1".into()), Value::Blob(vec![9])]]));
-        assert!(matches!(outcome, Ok(Err(Fault(_)))));
+            .run(|_| Ok(vec![vec![Value::Text("1".into()), Value::Blob(vec![9])]]));
+        assert!(matches!(outcome, Err(StoreError::Fault(_))));
     }
 }

@@ -12,11 +12,16 @@ macro_rules! wit_store_conversions {
     ($wit:path) => {
         use $wit as wit_bindings;
 
-        fn store_error(error: $crate::StoreError) -> wit_bindings::StoreError {
+        /// The guest's view of a store error. A fault has none: `Err` carries its message,
+        /// and the driver traps.
+        fn store_error(
+            error: $crate::StoreError,
+        ) -> ::core::result::Result<wit_bindings::StoreError, ::std::string::String> {
             match error {
-                $crate::StoreError::Conflict => wit_bindings::StoreError::Conflict,
-                $crate::StoreError::Invalid(m) => wit_bindings::StoreError::Invalid(m),
-                $crate::StoreError::Unavailable(m) => wit_bindings::StoreError::Unavailable(m),
+                $crate::StoreError::Conflict => Ok(wit_bindings::StoreError::Conflict),
+                $crate::StoreError::Invalid(m) => Ok(wit_bindings::StoreError::Invalid(m)),
+                $crate::StoreError::Unavailable(m) => Ok(wit_bindings::StoreError::Unavailable(m)),
+                $crate::StoreError::Fault(m) => Err(m),
             }
         }
 

@@ -56,7 +56,7 @@ impl BankConfig {
         storage: &Storage,
         tenant: &Tenant,
         bank: &str,
-    ) -> Result<Result<Self, BankError>, sqlx::Error> {
+    ) -> Result<Result<Self, BankError>, crate::storage::Error> {
         let setting = |what: &str| tenant.settings.get(&format!("{bank}.{what}")).cloned();
         let secret = |what: &str| {
             let name = format!("{bank}.{what}");
@@ -214,7 +214,7 @@ impl bank::Host for HostState {
         }
         let config = match BankConfig::load(&self.storage, &self.request.tenant, &bank)
             .await
-            .map_err(|e| wasmtime::Error::from_anyhow(e.into()))?
+            .map_err(wasmtime::Error::new)?
         {
             Ok(config) => config,
             Err(error) => return Ok(Err(error)),

@@ -23,10 +23,7 @@ impl secrets::Host for HostState {
             );
             return Ok(None);
         }
-        self.storage
-            .secret(&self.request.tenant.slug, &name)
-            .await
-            .map_err(|e| wasmtime::Error::from_anyhow(e.into()))
+        Ok(self.storage.secret(&self.request.tenant.slug, &name).await?)
     }
 }
 

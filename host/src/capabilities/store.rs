@@ -1,78 +1,77 @@
 //! `rental:platform/store`: the tenant-scoped document store, bound to the request's tenant.
+//!
+//! Every call answers `Result<T, StoreFailure>`: a storage error the guest handles (conflict,
+//! invalid, unavailable) reaches it as a WIT `store-error`; anything else (a database fault, a
+//! bad resource handle) traps, through [`wit::Host::convert_store_error`].
 
+use rental_store_sql::StoreError;
 use wasmtime::component::Resource;
+use wasmtime_wasi::TrappableError;
 
-use crate::bindings::store::{self as wit, StoreError};
+use crate::bindings::store as wit;
 use crate::runtime::HostState;
-use crate::storage::docs::{self, DocTransaction, StoreResult};
+use crate::storage::{self, docs::DocTransaction};
 
 /// The host half of a WIT `transaction` resource. `None` once committed.
 pub struct Transaction(Option<DocTransaction>);
 
+/// What a store call fails with: a WIT `store-error` for the guest, or a trap.
+pub type StoreFailure = TrappableError<wit::StoreError>;
+
 rental_store_sql::wit_store_conversions!(crate::bindings::store);
 
-/// Turns a storage result into what the guest sees: its own errors as values, host faults as
-/// traps.
-fn answer<T, U>(
-    result: StoreResult<T>,
-    map: impl FnOnce(T) -> U,
-) -> wasmtime::Result<Result<U, StoreError>> {
-    Ok(result
-        .map_err(wasmtime::Error::from_anyhow)?
-        .map(map)
-        .map_err(store_error))
-}
-
-const COMMITTED: &str = "the transaction has already been committed";
-
-impl HostState {
-    fn transaction(
-        &mut self,
-        handle: &Resource<Transaction>,
-    ) -> wasmtime::Result<Result<&mut DocTransaction, StoreError>> {
-        let tx = self.table.get_mut(handle)?;
-        Ok(tx
-            .0
-            .as_mut()
-            .ok_or_else(|| StoreError::Invalid(COMMITTED.to_owned())))
+/// The guest's error for a store error, or a trap for a fault.
+fn failure(error: StoreError) -> StoreFailure {
+    match store_error(error) {
+        Ok(error) => error.into(),
+        Err(fault) => StoreFailure::trap(wasmtime::Error::msg(fault)),
     }
 }
 
-/// Runs one storage call on an open transaction, or answers `invalid` when it is committed.
-macro_rules! with_tx {
-    ($state:expr, $handle:expr, |$tx:ident| $call:expr, $map:expr) => {{
-        let $tx = match $state.transaction(&$handle)? {
-            Ok(tx) => tx,
-            Err(e) => return Ok(Err(e)),
-        };
-        answer($call.await, $map)
-    }};
+impl From<storage::Error> for StoreFailure {
+    fn from(error: storage::Error) -> Self {
+        match error {
+            storage::Error::Store(error) => failure(error),
+            other => StoreFailure::trap(other),
+        }
+    }
+}
+
+impl HostState {
+    /// The open transaction behind `handle`, or `invalid` when it has committed.
+    fn transaction(
+        &mut self,
+        handle: &Resource<Transaction>,
+    ) -> Result<&mut DocTransaction, StoreFailure> {
+        let tx = self
+            .table
+            .get_mut(handle)
+            .map_err(StoreFailure::trap)?
+            .0
+            .as_mut()
+            .ok_or_else(|| failure(StoreError::committed()))?;
+        Ok(tx)
+    }
 }
 
 impl wit::Host for HostState {
-    async fn begin(
-        &mut self,
-        requested: wit::Mode,
-    ) -> wasmtime::Result<Result<Resource<Transaction>, StoreError>> {
-        if self.open_transactions > 0 {
-            return Ok(Err(StoreError::Invalid(
-                "a transaction is already open in this request".to_owned(),
-            )));
-        }
-        let mode = mode(requested);
+    async fn begin(&mut self, requested: wit::Mode) -> Result<Resource<Transaction>, StoreFailure> {
+        self.transactions.begin().map_err(failure)?;
         let tenant = self.request.tenant.slug.clone();
-        match self
-            .storage
-            .begin(&tenant, mode)
-            .await
-            .map_err(wasmtime::Error::from_anyhow)?
-        {
-            Ok(tx) => {
-                self.open_transactions += 1;
-                Ok(Ok(self.table.push(Transaction(Some(tx)))?))
+        let tx = match self.storage.begin(&tenant, mode(requested)).await {
+            Ok(tx) => tx,
+            Err(error) => {
+                self.transactions.end();
+                return Err(error.into());
             }
-            Err(e) => Ok(Err(store_error(e))),
-        }
+        };
+        self.table
+            .push(Transaction(Some(tx)))
+            .map_err(StoreFailure::trap)
+    }
+
+    fn convert_store_error(&mut self, error: StoreFailure) -> wasmtime::Result<wit::StoreError> {
+        error.downcast()
     }
 }
 
@@ -82,11 +81,9 @@ impl wit::HostTransaction for HostState {
         handle: Resource<Transaction>,
         collection: String,
         id: String,
-    ) -> wasmtime::Result<Result<Option<wit::Document>, StoreError>> {
-        with_tx!(self, handle, |tx| tx.get(&collection, &id), |d: Option<
-            _,
-        >| d
-            .map(document))
+    ) -> Result<Option<wit::Document>, StoreFailure> {
+        let found = self.transaction(&handle)?.get(&collection, &id).await?;
+        Ok(found.map(document))
     }
 
     async fn get_many(
@@ -94,13 +91,9 @@ impl wit::HostTransaction for HostState {
         handle: Resource<Transaction>,
         collection: String,
         ids: Vec<String>,
-    ) -> wasmtime::Result<Result<Vec<wit::Document>, StoreError>> {
-        with_tx!(
-            self,
-            handle,
-            |tx| tx.get_many(&collection, &ids),
-            |d: Vec<_>| d.into_iter().map(document).collect()
-        )
+    ) -> Result<Vec<wit::Document>, StoreFailure> {
+        let found = self.transaction(&handle)?.get_many(&collection, &ids).await?;
+        Ok(found.into_iter().map(document).collect())
     }
 
     async fn put(
@@ -111,14 +104,12 @@ impl wit::HostTransaction for HostState {
         body: String,
         indexes: Vec<wit::IndexKey>,
         expected: wit::Expect,
-    ) -> wasmtime::Result<Result<u64, StoreError>> {
+    ) -> Result<u64, StoreFailure> {
         let indexes = index_keys(indexes);
-        with_tx!(
-            self,
-            handle,
-            |tx| tx.put(&collection, &id, &body, &indexes, expect(expected)),
-            |r| r
-        )
+        let tx = self.transaction(&handle)?;
+        Ok(tx
+            .put(&collection, &id, &body, &indexes, expect(expected))
+            .await?)
     }
 
     async fn delete(
@@ -127,56 +118,43 @@ impl wit::HostTransaction for HostState {
         collection: String,
         id: String,
         expected: wit::Expect,
-    ) -> wasmtime::Result<Result<(), StoreError>> {
-        with_tx!(
-            self,
-            handle,
-            |tx| tx.delete(&collection, &id, expect(expected)),
-            |r| r
-        )
+    ) -> Result<(), StoreFailure> {
+        let tx = self.transaction(&handle)?;
+        Ok(tx.delete(&collection, &id, expect(expected)).await?)
     }
 
     async fn scan(
         &mut self,
         handle: Resource<Transaction>,
         query: wit::Scan,
-    ) -> wasmtime::Result<Result<Vec<wit::Document>, StoreError>> {
-        let query = scan(query);
-        with_tx!(self, handle, |tx| tx.scan(&query), |d: Vec<_>| d
-            .into_iter()
-            .map(document)
-            .collect())
+    ) -> Result<Vec<wit::Document>, StoreFailure> {
+        let found = self.transaction(&handle)?.scan(&scan(query)).await?;
+        Ok(found.into_iter().map(document).collect())
     }
 
     async fn keys(
         &mut self,
         handle: Resource<Transaction>,
         query: wit::Scan,
-    ) -> wasmtime::Result<Result<Vec<wit::Entry>, StoreError>> {
-        let query = scan(query);
-        with_tx!(self, handle, |tx| tx.keys(&query), |entries: Vec<
-            docs::Entry,
-        >| entries
-            .into_iter()
-            .map(entry)
-            .collect())
+    ) -> Result<Vec<wit::Entry>, StoreFailure> {
+        let found = self.transaction(&handle)?.keys(&scan(query)).await?;
+        Ok(found.into_iter().map(entry).collect())
     }
 
     async fn count(
         &mut self,
         handle: Resource<Transaction>,
         query: wit::Range,
-    ) -> wasmtime::Result<Result<u64, StoreError>> {
-        let query = range(query);
-        with_tx!(self, handle, |tx| tx.count(&query), |n| n)
+    ) -> Result<u64, StoreFailure> {
+        Ok(self.transaction(&handle)?.count(&range(query)).await?)
     }
 
     async fn next_id(
         &mut self,
         handle: Resource<Transaction>,
         sequence: String,
-    ) -> wasmtime::Result<Result<i64, StoreError>> {
-        with_tx!(self, handle, |tx| tx.next_id(&sequence), |n| n)
+    ) -> Result<i64, StoreFailure> {
+        Ok(self.transaction(&handle)?.next_id(&sequence).await?)
     }
 
     async fn publish(
@@ -185,30 +163,27 @@ impl wit::HostTransaction for HostState {
         topic: String,
         payload: String,
         dedupe_key: Option<String>,
-    ) -> wasmtime::Result<Result<bool, StoreError>> {
-        with_tx!(
-            self,
-            handle,
-            |tx| tx.publish(&topic, &payload, dedupe_key.as_deref()),
-            |b| b
-        )
+    ) -> Result<bool, StoreFailure> {
+        let tx = self.transaction(&handle)?;
+        Ok(tx.publish(&topic, &payload, dedupe_key.as_deref()).await?)
     }
 
-    async fn commit(
-        &mut self,
-        handle: Resource<Transaction>,
-    ) -> wasmtime::Result<Result<(), StoreError>> {
-        let Some(tx) = self.table.get_mut(&handle)?.0.take() else {
-            return Ok(Err(StoreError::Invalid(COMMITTED.to_owned())));
-        };
-        self.open_transactions -= 1;
-        answer(tx.commit().await, |()| ())
+    async fn commit(&mut self, handle: Resource<Transaction>) -> Result<(), StoreFailure> {
+        let tx = self
+            .table
+            .get_mut(&handle)
+            .map_err(StoreFailure::trap)?
+            .0
+            .take()
+            .ok_or_else(|| failure(StoreError::committed()))?;
+        self.transactions.end();
+        Ok(tx.commit().await?)
     }
 
     async fn drop(&mut self, handle: Resource<Transaction>) -> wasmtime::Result<()> {
         // Dropping an uncommitted sqlx transaction rolls it back.
         if self.table.delete(handle)?.0.is_some() {
-            self.open_transactions -= 1;
+            self.transactions.end();
         }
         Ok(())
     }

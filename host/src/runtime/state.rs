@@ -40,7 +40,8 @@ pub struct HostState {
     pub(crate) limits: StoreLimits,
     pub(crate) request: RequestContext,
     pub(crate) storage: Storage,
-    pub(crate) open_transactions: u32,
+    /// The request's one open transaction, if any.
+    pub(crate) transactions: rental_store_sql::OneTransaction,
     /// How long a question to a bank may take.
     pub(crate) bank_timeout: Duration,
 }
@@ -73,7 +74,7 @@ impl HostState {
                 .build(),
             request,
             storage,
-            open_transactions: 0,
+            transactions: Default::default(),
             bank_timeout,
         }
     }

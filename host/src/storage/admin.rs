@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use sqlx::Row as _;
 
-use super::{Storage, now_micros};
+use super::{Error, Result, Storage, now_micros, read_rows};
 
 #[derive(Debug, Clone)]
 pub struct Tenant {
@@ -24,24 +24,12 @@ pub struct ApiUser {
     pub permissions: Vec<String>,
 }
 
-#[derive(Debug, thiserror::Error)]
-pub enum AdminError {
-    #[error("tenant {0:?} already exists")]
-    TenantExists(String),
-    #[error("tenant {0:?} does not exist")]
-    NoSuchTenant(String),
-    #[error("user {0:?} already exists in this tenant")]
-    UserExists(String),
-    #[error(transparent)]
-    Database(#[from] sqlx::Error),
-}
-
 fn flag(value: bool) -> i64 {
     i64::from(value)
 }
 
 impl Storage {
-    pub async fn create_tenant(&self, slug: &str) -> Result<(), AdminError> {
+    pub async fn create_tenant(&self, slug: &str) -> Result<()> {
         let inserted = sqlx::query(
             "INSERT INTO tenants (slug, enabled, created_at) VALUES ($1, 1, $2) \
              ON CONFLICT DO NOTHING",
@@ -51,26 +39,26 @@ impl Storage {
         .execute(self.pool())
         .await?;
         if inserted.rows_affected() == 0 {
-            return Err(AdminError::TenantExists(slug.to_owned()));
+            return Err(Error::TenantExists(slug.to_owned()));
         }
         Ok(())
     }
 
     /// Enables or disables a tenant; a disabled tenant answers 404 to everything.
-    pub async fn set_tenant_enabled(&self, slug: &str, enabled: bool) -> Result<(), AdminError> {
+    pub async fn set_tenant_enabled(&self, slug: &str, enabled: bool) -> Result<()> {
         let updated = sqlx::query("UPDATE tenants SET enabled = $2 WHERE slug = $1")
             .bind(slug)
             .bind(flag(enabled))
             .execute(self.pool())
             .await?;
         if updated.rows_affected() == 0 {
-            return Err(AdminError::NoSuchTenant(slug.to_owned()));
+            return Err(Error::NoSuchTenant(slug.to_owned()));
         }
         Ok(())
     }
 
     /// The tenant with its settings, or `None` when it does not exist.
-    pub async fn tenant(&self, slug: &str) -> Result<Option<Tenant>, sqlx::Error> {
+    pub async fn tenant(&self, slug: &str) -> Result<Option<Tenant>> {
         let Some(row) = sqlx::query("SELECT enabled FROM tenants WHERE slug = $1")
             .bind(slug)
             .fetch_optional(self.pool())
@@ -79,13 +67,13 @@ impl Storage {
             return Ok(None);
         };
         let enabled: i64 = row.try_get(0)?;
-        let settings = sqlx::query("SELECT key, value FROM tenant_settings WHERE tenant = $1")
+        let rows = sqlx::query("SELECT key, value FROM tenant_settings WHERE tenant = $1")
             .bind(slug)
             .fetch_all(self.pool())
-            .await?
-            .iter()
-            .map(|row| Ok((row.try_get(0)?, row.try_get(1)?)))
-            .collect::<Result<_, sqlx::Error>>()?;
+            .await?;
+        let settings = read_rows(&rows, |row| Ok((row.try_get(0)?, row.try_get(1)?)))?
+            .into_iter()
+            .collect();
         Ok(Some(Tenant {
             slug: slug.to_owned(),
             enabled: enabled != 0,
@@ -93,10 +81,11 @@ impl Storage {
         }))
     }
 
-    pub(super) async fn require_tenant(&self, slug: &str) -> Result<(), AdminError> {
+    /// Refuses a tenant that does not exist.
+    pub async fn require_tenant(&self, slug: &str) -> Result<()> {
         match self.tenant(slug).await? {
             Some(_) => Ok(()),
-            None => Err(AdminError::NoSuchTenant(slug.to_owned())),
+            None => Err(Error::NoSuchTenant(slug.to_owned())),
         }
     }
 
@@ -105,7 +94,7 @@ impl Storage {
         tenant: &str,
         key: &str,
         value: &str,
-    ) -> Result<(), AdminError> {
+    ) -> Result<()> {
         self.upsert(
             "INSERT INTO tenant_settings (tenant, key, value) VALUES ($1, $2, $3) \
              ON CONFLICT (tenant, key) DO UPDATE SET value = excluded.value",
@@ -121,7 +110,7 @@ impl Storage {
         tenant: &str,
         name: &str,
         value: &str,
-    ) -> Result<(), AdminError> {
+    ) -> Result<()> {
         self.upsert(
             "INSERT INTO tenant_secrets (tenant, name, value) VALUES ($1, $2, $3) \
              ON CONFLICT (tenant, name) DO UPDATE SET value = excluded.value",
@@ -139,7 +128,7 @@ impl Storage {
         tenant: &str,
         name: &str,
         value: &str,
-    ) -> Result<(), AdminError> {
+    ) -> Result<()> {
         self.require_tenant(tenant).await?;
         sqlx::query(statement)
             .bind(tenant)
@@ -150,12 +139,14 @@ impl Storage {
         Ok(())
     }
 
-    pub async fn secret(&self, tenant: &str, name: &str) -> Result<Option<String>, sqlx::Error> {
-        sqlx::query_scalar("SELECT value FROM tenant_secrets WHERE tenant = $1 AND name = $2")
-            .bind(tenant)
-            .bind(name)
-            .fetch_optional(self.pool())
-            .await
+    pub async fn secret(&self, tenant: &str, name: &str) -> Result<Option<String>> {
+        Ok(sqlx::query_scalar(
+            "SELECT value FROM tenant_secrets WHERE tenant = $1 AND name = $2",
+        )
+        .bind(tenant)
+        .bind(name)
+        .fetch_optional(self.pool())
+        .await?)
     }
 
     pub async fn create_user(
@@ -164,7 +155,7 @@ impl Storage {
         name: &str,
         password_hash: &str,
         permissions: &[String],
-    ) -> Result<i64, AdminError> {
+    ) -> Result<i64> {
         self.require_tenant(tenant).await?;
         let mut tx = self.pool().begin().await?;
         let id: i64 = sqlx::query_scalar(
@@ -189,7 +180,7 @@ impl Storage {
         .execute(&mut *tx)
         .await?;
         if inserted.rows_affected() == 0 {
-            return Err(AdminError::UserExists(name.to_owned()));
+            return Err(Error::UserExists(name.to_owned()));
         }
         tx.commit().await?;
         Ok(id)
@@ -202,7 +193,7 @@ impl Storage {
         name: &str,
         enabled: bool,
         api_enabled: bool,
-    ) -> anyhow::Result<()> {
+    ) -> Result<()> {
         let updated = sqlx::query(
             "UPDATE api_users SET enabled = $3, api_enabled = $4 WHERE tenant = $1 AND name = $2",
         )
@@ -212,10 +203,12 @@ impl Storage {
         .bind(flag(api_enabled))
         .execute(self.pool())
         .await?;
-        anyhow::ensure!(
-            updated.rows_affected() == 1,
-            "no user {name:?} in tenant {tenant:?}"
-        );
+        if updated.rows_affected() != 1 {
+            return Err(Error::NoSuchUser {
+                tenant: tenant.to_owned(),
+                name: name.to_owned(),
+            });
+        }
         Ok(())
     }
 
@@ -223,29 +216,29 @@ impl Storage {
         &self,
         tenant: &str,
         name: &str,
-    ) -> Result<Option<ApiUser>, sqlx::Error> {
+    ) -> Result<Option<ApiUser>> {
         let row = sqlx::query(&format!("{USER_COLUMNS} WHERE tenant = $1 AND name = $2"))
             .bind(tenant)
             .bind(name)
             .fetch_optional(self.pool())
             .await?;
-        row.as_ref().map(user_from_row).transpose()
+        Ok(row.as_ref().map(user_from_row).transpose()?)
     }
 
-    pub async fn user_by_id(&self, tenant: &str, id: i64) -> Result<Option<ApiUser>, sqlx::Error> {
+    pub async fn user_by_id(&self, tenant: &str, id: i64) -> Result<Option<ApiUser>> {
         let row = sqlx::query(&format!("{USER_COLUMNS} WHERE tenant = $1 AND id = $2"))
             .bind(tenant)
             .bind(id)
             .fetch_optional(self.pool())
             .await?;
-        row.as_ref().map(user_from_row).transpose()
+        Ok(row.as_ref().map(user_from_row).transpose()?)
     }
 }
 
 const USER_COLUMNS: &str =
     "SELECT id, name, password_hash, enabled, api_enabled, permissions FROM api_users";
 
-fn user_from_row(row: &sqlx::any::AnyRow) -> Result<ApiUser, sqlx::Error> {
+fn user_from_row(row: &sqlx::any::AnyRow) -> std::result::Result<ApiUser, sqlx::Error> {
     let permissions: String = row.try_get(5)?;
     Ok(ApiUser {
         id: row.try_get(0)?,

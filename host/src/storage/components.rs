@@ -3,8 +3,7 @@
 
 use sqlx::Row as _;
 
-use super::admin::AdminError;
-use super::{Storage, now_micros};
+use super::{Error, Result, Storage, now_micros, read_rows};
 
 /// One version of a tenant's component.
 #[derive(Debug, Clone)]
@@ -47,12 +46,12 @@ pub enum Rollback {
 
 /// Takes the next generation; its row stays locked until the transaction ends, so writers of
 /// components are serialised and generations become visible in order.
-async fn next_generation(tx: &mut sqlx::Transaction<'_, sqlx::Any>) -> Result<i64, sqlx::Error> {
-    sqlx::query_scalar(
+async fn next_generation(tx: &mut sqlx::Transaction<'_, sqlx::Any>) -> Result<i64> {
+    Ok(sqlx::query_scalar(
         "UPDATE component_generation SET value = value + 1 WHERE id = 1 RETURNING value",
     )
     .fetch_one(&mut **tx)
-    .await
+    .await?)
 }
 
 /// The active version of a tenant's component and its sha256, if any.
@@ -60,7 +59,7 @@ async fn active_version(
     tx: &mut sqlx::Transaction<'_, sqlx::Any>,
     tenant: &str,
     component: &str,
-) -> Result<Option<(i64, String)>, sqlx::Error> {
+) -> Result<Option<(i64, String)>> {
     let row = sqlx::query(
         "SELECT version, sha256 FROM tenant_components \
          WHERE tenant = $1 AND component = $2 AND active = 1",
@@ -83,7 +82,7 @@ async fn set_active(
     version: i64,
     active: bool,
     generation: i64,
-) -> Result<(), sqlx::Error> {
+) -> Result<()> {
     sqlx::query(
         "UPDATE tenant_components SET active = $4, generation = $5 \
          WHERE tenant = $1 AND component = $2 AND version = $3",
@@ -107,7 +106,7 @@ impl Storage {
         component: &str,
         sha256: &str,
         bytes: &[u8],
-    ) -> Result<Install, AdminError> {
+    ) -> Result<Install> {
         self.require_tenant(tenant).await?;
         let mut tx = self.pool().begin().await?;
         let generation = next_generation(&mut tx).await?;
@@ -162,14 +161,15 @@ impl Storage {
         &self,
         tenant: &str,
         component: &str,
-    ) -> anyhow::Result<Rollback> {
+    ) -> Result<Rollback> {
         self.require_tenant(tenant).await?;
         let mut tx = self.pool().begin().await?;
         let generation = next_generation(&mut tx).await?;
         let Some((version, _)) = active_version(&mut tx, tenant, component).await? else {
-            anyhow::bail!(
-                "nothing to roll back: tenant {tenant} already uses the platform's {component}"
-            );
+            return Err(Error::NothingToRollBack {
+                tenant: tenant.to_owned(),
+                component: component.to_owned(),
+            });
         };
         set_active(&mut tx, tenant, component, version, false, generation).await?;
         let previous: Option<i64> = sqlx::query_scalar(
@@ -193,7 +193,7 @@ impl Storage {
     }
 
     /// Every version the tenant installed, by component and version.
-    pub async fn tenant_components(&self, tenant: &str) -> Result<Vec<Installed>, AdminError> {
+    pub async fn tenant_components(&self, tenant: &str) -> Result<Vec<Installed>> {
         self.require_tenant(tenant).await?;
         let rows = sqlx::query(
             "SELECT c.component, c.version, c.sha256, b.size, c.installed_at, c.active \
@@ -203,34 +203,35 @@ impl Storage {
         .bind(tenant)
         .fetch_all(self.pool())
         .await?;
-        rows.iter()
-            .map(|row| {
-                Ok(Installed {
-                    component: row.try_get(0)?,
-                    version: row.try_get(1)?,
-                    sha256: row.try_get(2)?,
-                    size: row.try_get(3)?,
-                    installed_at: row.try_get(4)?,
-                    active: row.try_get::<i64, _>(5)? != 0,
-                })
+        read_rows(&rows, |row| {
+            Ok(Installed {
+                component: row.try_get(0)?,
+                version: row.try_get(1)?,
+                sha256: row.try_get(2)?,
+                size: row.try_get(3)?,
+                installed_at: row.try_get(4)?,
+                active: row.try_get::<i64, _>(5)? != 0,
             })
-            .collect::<Result<_, sqlx::Error>>()
-            .map_err(AdminError::from)
+        })
     }
 
     /// The bytes of an uploaded component.
-    pub async fn component_blob(&self, sha256: &str) -> Result<Option<Vec<u8>>, sqlx::Error> {
-        sqlx::query_scalar("SELECT bytes FROM component_blobs WHERE sha256 = $1")
-            .bind(sha256)
-            .fetch_optional(self.pool())
-            .await
+    pub async fn component_blob(&self, sha256: &str) -> Result<Option<Vec<u8>>> {
+        Ok(
+            sqlx::query_scalar("SELECT bytes FROM component_blobs WHERE sha256 = $1")
+                .bind(sha256)
+                .fetch_optional(self.pool())
+                .await?,
+        )
     }
 
     /// The component generation: it moves with every install and rollback.
-    pub async fn component_generation(&self) -> Result<i64, sqlx::Error> {
-        sqlx::query_scalar("SELECT value FROM component_generation WHERE id = 1")
-            .fetch_one(self.pool())
-            .await
+    pub async fn component_generation(&self) -> Result<i64> {
+        Ok(
+            sqlx::query_scalar("SELECT value FROM component_generation WHERE id = 1")
+                .fetch_one(self.pool())
+                .await?,
+        )
     }
 
     /// The rows changed after generation `after` up to `upto` (a generation read before, so
@@ -239,7 +240,7 @@ impl Storage {
         &self,
         after: i64,
         upto: i64,
-    ) -> Result<Vec<Change>, sqlx::Error> {
+    ) -> Result<Vec<Change>> {
         let rows = sqlx::query(
             "SELECT tenant, component, sha256, active FROM tenant_components \
              WHERE generation > $1 AND generation <= $2",
@@ -248,15 +249,13 @@ impl Storage {
         .bind(upto)
         .fetch_all(self.pool())
         .await?;
-        rows.iter()
-            .map(|row| {
-                Ok(Change {
-                    tenant: row.try_get(0)?,
-                    component: row.try_get(1)?,
-                    sha256: row.try_get(2)?,
-                    active: row.try_get::<i64, _>(3)? != 0,
-                })
+        read_rows(&rows, |row| {
+            Ok(Change {
+                tenant: row.try_get(0)?,
+                component: row.try_get(1)?,
+                sha256: row.try_get(2)?,
+                active: row.try_get::<i64, _>(3)? != 0,
             })
-            .collect()
+        })
     }
 }

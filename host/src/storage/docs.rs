@@ -10,9 +10,9 @@ use rental_store_sql::{Column, Plan, Row, Scope, Statement, Step, Value};
 use sqlx::any::AnyRow;
 use sqlx::{Any, Row as _};
 
-use super::{Storage, now_micros};
+use super::{Result, Storage, now_micros};
 
-pub use rental_store_sql::{Document, Entry, Expect, Index, Mode, Range, Scan, StoreError};
+pub use rental_store_sql::{Document, Entry, Expect, Index, Mode, Range, Scan};
 
 /// One open transaction of one tenant. Dropping it without [`DocTransaction::commit`] rolls
 /// back.
@@ -24,63 +24,34 @@ pub struct DocTransaction {
     _turn: Option<tokio::sync::OwnedMutexGuard<()>>,
 }
 
-/// A database failure that is not the guest's to handle: the caller traps or answers 500.
-pub type Fault = anyhow::Error;
-
-/// `Ok(Err(_))` is an error the guest handles; `Err(_)` is a host fault.
-pub type StoreResult<T> = Result<Result<T, StoreError>, Fault>;
-
 impl Storage {
-    pub async fn begin(&self, tenant: &str, mode: Mode) -> StoreResult<DocTransaction> {
+    pub async fn begin(&self, tenant: &str, mode: Mode) -> Result<DocTransaction> {
         let turn = self.writer_turn(mode).await;
-        match self
+        let tx = self
             .pool()
             .begin_with(self.backend().begin_statement(mode))
-            .await
-        {
-            Ok(tx) => Ok(Ok(DocTransaction {
-                tx,
-                scope: Scope::new(tenant, mode),
-                dialect: self.backend().dialect(),
-                _turn: turn,
-            })),
-            Err(e) => classify(e),
-        }
+            .await?;
+        Ok(DocTransaction {
+            tx,
+            scope: Scope::new(tenant, mode),
+            dialect: self.backend().dialect(),
+            _turn: turn,
+        })
     }
 
     /// Writes records in one transaction (demo data, catalogue import). Collections whose ids
     /// are numbers get their id sequence (named like the collection) moved past the largest id
     /// written, so that ids handed out later never collide with imported ones.
-    pub async fn put_records(&self, tenant: &str, records: &[Record]) -> anyhow::Result<()> {
-        let mut tx = self.begin(tenant, Mode::ReadWrite).await??;
+    pub async fn put_records(&self, tenant: &str, records: &[Record]) -> Result<()> {
+        let mut tx = self.begin(tenant, Mode::ReadWrite).await?;
         let plan = tx.scope.put_records(records);
-        tx.run(plan).await??;
-        tx.commit().await??;
-        Ok(())
-    }
-}
-
-/// Sorts a database error into conflict (retry), unavailable (try later) or a host fault.
-fn classify<T>(error: sqlx::Error) -> StoreResult<T> {
-    match &error {
-        sqlx::Error::Database(db) => {
-            let code = db.code().unwrap_or_default();
-            // PostgreSQL: serialization failure, deadlock. SQLite: busy, locked.
-            if matches!(&*code, "40001" | "40P01" | "5" | "6" | "517" | "261") {
-                Ok(Err(StoreError::Conflict))
-            } else {
-                Err(error.into())
-            }
-        }
-        sqlx::Error::PoolTimedOut | sqlx::Error::Io(_) | sqlx::Error::PoolClosed => {
-            Ok(Err(StoreError::Unavailable(error.to_string())))
-        }
-        _ => Err(error.into()),
+        tx.run(plan).await?;
+        tx.commit().await
     }
 }
 
 /// A result row as the shared rules read it.
-fn row(statement: &Statement, row: &AnyRow) -> Result<Row, sqlx::Error> {
+fn row(statement: &Statement, row: &AnyRow) -> std::result::Result<Row, sqlx::Error> {
     rental_store_sql::read_row(statement.columns, |i, kind| {
         Ok(match kind {
             Column::Int => Value::Int(row.try_get(i)?),
@@ -92,7 +63,7 @@ fn row(statement: &Statement, row: &AnyRow) -> Result<Row, sqlx::Error> {
 
 impl DocTransaction {
     /// Runs one statement in the transaction and returns its rows.
-    async fn execute(&mut self, statement: &Statement) -> Result<Vec<Row>, sqlx::Error> {
+    async fn execute(&mut self, statement: &Statement) -> Result<Vec<Row>> {
         let sql = statement.sql(self.dialect);
         let mut query = sqlx::query(&sql);
         for value in &statement.params {
@@ -103,24 +74,24 @@ impl DocTransaction {
             };
         }
         let rows = query.fetch_all(&mut *self.tx).await?;
-        rows.iter().map(|r| row(statement, r)).collect()
+        Ok(rows
+            .iter()
+            .map(|r| row(statement, r))
+            .collect::<std::result::Result<_, _>>()?)
     }
 
     /// Runs a plan of the shared store rules to its end.
-    async fn run<T>(&mut self, mut plan: Plan<T>) -> StoreResult<T> {
+    async fn run<T>(&mut self, mut plan: Plan<T>) -> Result<T> {
         let mut rows = None;
         loop {
             match plan.step(rows.take()) {
-                Step::Run(statement) => match self.execute(&statement).await {
-                    Ok(result) => rows = Some(result),
-                    Err(e) => return classify(e),
-                },
+                Step::Run(statement) => rows = Some(self.execute(&statement).await?),
                 Step::Done(outcome) => return Ok(outcome?),
             }
         }
     }
 
-    pub async fn get(&mut self, collection: &str, id: &str) -> StoreResult<Option<Document>> {
+    pub async fn get(&mut self, collection: &str, id: &str) -> Result<Option<Document>> {
         let plan = self.scope.get(collection, id);
         self.run(plan).await
     }
@@ -129,7 +100,7 @@ impl DocTransaction {
         &mut self,
         collection: &str,
         ids: &[String],
-    ) -> StoreResult<Vec<Document>> {
+    ) -> Result<Vec<Document>> {
         let plan = self.scope.get_many(collection, ids);
         self.run(plan).await
     }
@@ -141,7 +112,7 @@ impl DocTransaction {
         body: &str,
         indexes: &[Index],
         expected: Expect,
-    ) -> StoreResult<u64> {
+    ) -> Result<u64> {
         let plan = self.scope.put(collection, id, body, indexes, expected);
         self.run(plan).await
     }
@@ -151,27 +122,27 @@ impl DocTransaction {
         collection: &str,
         id: &str,
         expected: Expect,
-    ) -> StoreResult<()> {
+    ) -> Result<()> {
         let plan = self.scope.delete(collection, id, expected);
         self.run(plan).await
     }
 
-    pub async fn scan(&mut self, scan: &Scan) -> StoreResult<Vec<Document>> {
+    pub async fn scan(&mut self, scan: &Scan) -> Result<Vec<Document>> {
         let plan = self.scope.scan(scan);
         self.run(plan).await
     }
 
-    pub async fn keys(&mut self, scan: &Scan) -> StoreResult<Vec<Entry>> {
+    pub async fn keys(&mut self, scan: &Scan) -> Result<Vec<Entry>> {
         let plan = self.scope.keys(scan);
         self.run(plan).await
     }
 
-    pub async fn count(&mut self, range: &Range) -> StoreResult<u64> {
+    pub async fn count(&mut self, range: &Range) -> Result<u64> {
         let plan = self.scope.count(range);
         self.run(plan).await
     }
 
-    pub async fn next_id(&mut self, sequence: &str) -> StoreResult<i64> {
+    pub async fn next_id(&mut self, sequence: &str) -> Result<i64> {
         let plan = self.scope.next_id(sequence);
         self.run(plan).await
     }
@@ -181,15 +152,12 @@ impl DocTransaction {
         topic: &str,
         payload: &str,
         dedupe_key: Option<&str>,
-    ) -> StoreResult<bool> {
+    ) -> Result<bool> {
         let plan = self.scope.publish(topic, payload, dedupe_key, now_micros());
         self.run(plan).await
     }
 
-    pub async fn commit(self) -> StoreResult<()> {
-        if let Err(e) = self.tx.commit().await {
-            return classify(e);
-        }
-        Ok(Ok(()))
+    pub async fn commit(self) -> Result<()> {
+        Ok(self.tx.commit().await?)
     }
 }

@@ -19,10 +19,64 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
+use rental_store_sql::StoreError;
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::{AnyPool, Executor as _};
 
 pub use docs::Mode;
+
+/// Everything a storage call can fail with.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The document store's own errors: conflict, invalid, unavailable (the guest's to
+    /// handle) and faults.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("tenant {0:?} already exists")]
+    TenantExists(String),
+    #[error("tenant {0:?} does not exist")]
+    NoSuchTenant(String),
+    #[error("user {0:?} already exists in this tenant")]
+    UserExists(String),
+    #[error("no user {name:?} in tenant {tenant:?}")]
+    NoSuchUser { tenant: String, name: String },
+    #[error("nothing to roll back: tenant {tenant} already uses the platform's {component}")]
+    NothingToRollBack { tenant: String, component: String },
+    /// A database failure nobody can handle: a trap inside a component, 503 at the door.
+    #[error(transparent)]
+    Database(sqlx::Error),
+}
+
+/// Sorts a database error into conflict (retry), unavailable (try later) or a fault.
+impl From<sqlx::Error> for Error {
+    fn from(error: sqlx::Error) -> Self {
+        match &error {
+            sqlx::Error::Database(db) => {
+                let code = db.code().unwrap_or_default();
+                // PostgreSQL: serialization failure, deadlock. SQLite: busy, locked.
+                if matches!(&*code, "40001" | "40P01" | "5" | "6" | "517" | "261") {
+                    Self::Store(StoreError::Conflict)
+                } else {
+                    Self::Database(error)
+                }
+            }
+            sqlx::Error::PoolTimedOut | sqlx::Error::Io(_) | sqlx::Error::PoolClosed => {
+                Self::Store(StoreError::Unavailable(error.to_string()))
+            }
+            _ => Self::Database(error),
+        }
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Reads each row with `read`; a column that cannot be read is a database error.
+fn read_rows<T>(
+    rows: &[sqlx::any::AnyRow],
+    read: impl Fn(&sqlx::any::AnyRow) -> Result<T, sqlx::Error>,
+) -> Result<Vec<T>> {
+    Ok(rows.iter().map(read).collect::<Result<_, sqlx::Error>>()?)
+}
 
 static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("migrations/sqlite");
 static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("migrations/postgres");

@@ -4,7 +4,7 @@
 use serde::Serialize;
 use sqlx::Row as _;
 
-use super::Storage;
+use super::{Result, Storage, read_rows};
 
 /// A queued message as the operator sees it (`rentald queue list --json`).
 #[derive(Debug, Clone, Serialize)]
@@ -31,7 +31,7 @@ impl Storage {
         &self,
         tenant: &str,
         topic: Option<&str>,
-    ) -> anyhow::Result<Vec<QueueMessage>> {
+    ) -> Result<Vec<QueueMessage>> {
         let rows = sqlx::query(
             "SELECT id, tenant, topic, payload, dedupe_key, status, attempts, created_at, \
              delivered_at, last_error FROM queue \
@@ -41,8 +41,7 @@ impl Storage {
         .bind(topic)
         .fetch_all(self.pool())
         .await?;
-        rows.iter()
-            .map(|row| {
+        read_rows(&rows, |row| {
                 let payload: String = row.try_get(3)?;
                 Ok(QueueMessage {
                     id: row.try_get(0)?,
@@ -58,7 +57,6 @@ impl Storage {
                     last_error: row.try_get(9)?,
                 })
             })
-            .collect()
     }
 }
 
@@ -87,7 +85,7 @@ impl Storage {
         limit: i64,
         lease: std::time::Duration,
         max_attempts: i64,
-    ) -> anyhow::Result<Vec<Claimed>> {
+    ) -> Result<Vec<Claimed>> {
         let now = super::now_micros();
         sqlx::query(
             "UPDATE queue SET status = 'dead', \
@@ -116,25 +114,22 @@ impl Storage {
             .bind(limit)
             .fetch_all(self.pool())
             .await?;
-        let mut claimed = rows
-            .iter()
-            .map(|row| {
-                Ok(Claimed {
-                    id: row.try_get(0)?,
-                    tenant: row.try_get(1)?,
-                    topic: row.try_get(2)?,
-                    payload: row.try_get(3)?,
-                    attempts: row.try_get(4)?,
-                })
+        let mut claimed = read_rows(&rows, |row| {
+            Ok(Claimed {
+                id: row.try_get(0)?,
+                tenant: row.try_get(1)?,
+                topic: row.try_get(2)?,
+                payload: row.try_get(3)?,
+                attempts: row.try_get(4)?,
             })
-            .collect::<Result<Vec<_>, sqlx::Error>>()?;
+        })?;
         claimed.sort_by_key(|m| m.id);
         Ok(claimed)
     }
 
     /// Marks a claimed message delivered. False when the claim was lost (its lease ran out
     /// and another consumer took it).
-    pub async fn ack_message(&self, message: &Claimed) -> anyhow::Result<bool> {
+    pub async fn ack_message(&self, message: &Claimed) -> Result<bool> {
         let updated = sqlx::query(
             "UPDATE queue SET status = 'delivered', delivered_at = $3, last_error = NULL \
              WHERE id = $1 AND attempts = $2 AND status = 'processing'",
@@ -155,7 +150,7 @@ impl Storage {
         error: &str,
         backoff: std::time::Duration,
         max_attempts: i64,
-    ) -> anyhow::Result<bool> {
+    ) -> Result<bool> {
         let due = super::now_micros()
             .saturating_add(i64::try_from(backoff.as_micros()).unwrap_or(i64::MAX));
         let updated = sqlx::query(
@@ -178,7 +173,7 @@ impl Storage {
         &self,
         message: &Claimed,
         reason: &str,
-    ) -> anyhow::Result<bool> {
+    ) -> Result<bool> {
         let updated = sqlx::query(
             "UPDATE queue SET status = 'dead', last_error = $3 \
              WHERE id = $1 AND attempts = $2 AND status = 'processing'",
@@ -204,21 +199,19 @@ impl Storage {
     /// The messages of every tenant that are pending, processing or dead, counted by tenant
     /// and status (for the metrics). Delivered messages, the bulk of the table, are left out,
     /// so the `(status, available_at)` index keeps this a short range scan.
-    pub async fn queue_depth(&self) -> anyhow::Result<Vec<QueueDepth>> {
+    pub async fn queue_depth(&self) -> Result<Vec<QueueDepth>> {
         let rows = sqlx::query(
             "SELECT tenant, status, COUNT(*) FROM queue \
              WHERE status IN ('pending', 'processing', 'dead') GROUP BY tenant, status",
         )
         .fetch_all(self.pool())
         .await?;
-        rows.iter()
-            .map(|row| {
-                Ok(QueueDepth {
-                    tenant: row.try_get(0)?,
-                    status: row.try_get(1)?,
-                    messages: row.try_get(2)?,
-                })
+        read_rows(&rows, |row| {
+            Ok(QueueDepth {
+                tenant: row.try_get(0)?,
+                status: row.try_get(1)?,
+                messages: row.try_get(2)?,
             })
-            .collect()
+        })
     }
 }

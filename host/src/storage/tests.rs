@@ -6,7 +6,9 @@ use std::collections::BTreeSet;
 use rental_domain::store::{Bound, KeyPart, KeyRange};
 
 use super::Storage;
-use super::docs::{Expect, Index, Mode, Range, Scan, StoreError};
+use super::Error;
+use super::docs::{Expect, Index, Mode, Range, Scan};
+use rental_store_sql::StoreError;
 
 const POSTGRES_ENV: &str = "RENTALD_TEST_DATABASE_URL";
 
@@ -102,7 +104,7 @@ async fn put(
     n: i64,
     expected: Expect,
 ) -> Result<u64, StoreError> {
-    let mut tx = store.begin(tenant, Mode::ReadWrite).await.unwrap().unwrap();
+    let mut tx = store.begin(tenant, Mode::ReadWrite).await.unwrap();
     let body = format!("{{\"n\":{n}}}");
     let result = tx
         .put(
@@ -116,9 +118,12 @@ async fn put(
             expected,
         )
         .await
-        .unwrap();
+        .map_err(|e| match e {
+            Error::Store(e) => e,
+            other => panic!("{other}"),
+        });
     if result.is_ok() {
-        tx.commit().await.unwrap().unwrap();
+        tx.commit().await.unwrap();
     }
     result
 }
@@ -158,21 +163,21 @@ async fn revisions_compare_and_swap() {
             "{backend}"
         );
 
-        let mut tx = store.begin("a", Mode::ReadOnly).await.unwrap().unwrap();
-        let doc = tx.get("things", "x").await.unwrap().unwrap().unwrap();
+        let mut tx = store.begin("a", Mode::ReadOnly).await.unwrap();
+        let doc = tx.get("things", "x").await.unwrap().unwrap();
         assert_eq!(
             (doc.revision, doc.body.as_str()),
             (3, "{\"n\":3}"),
             "{backend}"
         );
         assert_eq!(
-            tx.get("things", "y").await.unwrap().unwrap(),
+            tx.get("things", "y").await.unwrap(),
             None,
             "{backend}"
         );
-        let write = tx.put("things", "z", "{}", &[], Expect::Any).await.unwrap();
+        let write = tx.put("things", "z", "{}", &[], Expect::Any).await;
         assert!(
-            matches!(write, Err(StoreError::Invalid(_))),
+            matches!(write, Err(Error::Store(StoreError::Invalid(_)))),
             "{backend}: read-only refuses writes"
         );
     }
@@ -188,25 +193,23 @@ async fn indexes_are_replaced_and_ranges_are_prefixes() {
         }
         // Moving "t" from 4 to 5 leaves no entry under 4.
         put(store, "a", "t", 5, Expect::Any).await.unwrap();
-        let mut tx = store.begin("a", Mode::ReadOnly).await.unwrap().unwrap();
+        let mut tx = store.begin("a", Mode::ReadOnly).await.unwrap();
         let ids =
             |docs: Vec<super::docs::Document>| docs.into_iter().map(|d| d.id).collect::<Vec<_>>();
         let all = tx
             .scan(&scan(range(None, None), false, 0, 100))
             .await
-            .unwrap()
             .unwrap();
         assert_eq!(ids(all), ["p", "q", "r", "s", "t"], "{backend}");
         let twos = range(
             Some(Bound::Inclusive(vec![KeyPart::Int(2)])),
             Some(Bound::Inclusive(vec![KeyPart::Int(2)])),
         );
-        assert_eq!(tx.count(&twos).await.unwrap().unwrap(), 2, "{backend}");
+        assert_eq!(tx.count(&twos).await.unwrap(), 2, "{backend}");
         let after_two = range(Some(Bound::Exclusive(vec![KeyPart::Int(2)])), None);
         let docs = tx
             .scan(&scan(after_two, true, 0, 100))
             .await
-            .unwrap()
             .unwrap();
         assert_eq!(
             ids(docs),
@@ -217,7 +220,6 @@ async fn indexes_are_replaced_and_ranges_are_prefixes() {
         let docs = tx
             .scan(&scan(below_four, false, 1, 2))
             .await
-            .unwrap()
             .unwrap();
         assert_eq!(ids(docs), ["q", "r"], "{backend}: skip and limit");
         let four = range(
@@ -225,14 +227,13 @@ async fn indexes_are_replaced_and_ranges_are_prefixes() {
             Some(Bound::Inclusive(vec![KeyPart::Int(4)])),
         );
         assert_eq!(
-            tx.count(&four).await.unwrap().unwrap(),
+            tx.count(&four).await.unwrap(),
             0,
             "{backend}: the old entry is gone"
         );
         let keys = tx
             .keys(&scan(range(None, None), false, 0, 2))
             .await
-            .unwrap()
             .unwrap();
         assert_eq!(
             keys[1].key,
@@ -242,7 +243,6 @@ async fn indexes_are_replaced_and_ranges_are_prefixes() {
         let many = tx
             .get_many("things", &["s".into(), "nope".into(), "p".into()])
             .await
-            .unwrap()
             .unwrap();
         assert_eq!(ids(many), ["s", "p"], "{backend}: in the order asked");
     }
@@ -259,20 +259,20 @@ async fn tenants_never_see_each_other() {
             Ok(1),
             "{backend}: same id, other tenant"
         );
-        let mut tx = store.begin("b", Mode::ReadOnly).await.unwrap().unwrap();
+        let mut tx = store.begin("b", Mode::ReadOnly).await.unwrap();
         assert_eq!(
-            tx.count(&range(None, None)).await.unwrap().unwrap(),
+            tx.count(&range(None, None)).await.unwrap(),
             1,
             "{backend}"
         );
-        let doc = tx.get("things", "x").await.unwrap().unwrap().unwrap();
+        let doc = tx.get("things", "x").await.unwrap().unwrap();
         assert_eq!(doc.body, "{\"n\":7}", "{backend}");
-        let mut tx = store.begin("a", Mode::ReadWrite).await.unwrap().unwrap();
-        assert_eq!(tx.next_id("seq").await.unwrap().unwrap(), 1, "{backend}");
-        tx.commit().await.unwrap().unwrap();
-        let mut tx = store.begin("b", Mode::ReadWrite).await.unwrap().unwrap();
+        let mut tx = store.begin("a", Mode::ReadWrite).await.unwrap();
+        assert_eq!(tx.next_id("seq").await.unwrap(), 1, "{backend}");
+        tx.commit().await.unwrap();
+        let mut tx = store.begin("b", Mode::ReadWrite).await.unwrap();
         assert_eq!(
-            tx.next_id("seq").await.unwrap().unwrap(),
+            tx.next_id("seq").await.unwrap(),
             1,
             "{backend}: sequences are per tenant"
         );
@@ -285,47 +285,42 @@ async fn uncommitted_work_is_rolled_back_with_its_messages() {
     let dbs = Databases::new().await;
     for (backend, store) in &dbs.stores {
         {
-            let mut tx = store.begin("a", Mode::ReadWrite).await.unwrap().unwrap();
+            let mut tx = store.begin("a", Mode::ReadWrite).await.unwrap();
             tx.put("things", "ghost", "{}", &[], Expect::Any)
                 .await
-                .unwrap()
                 .unwrap();
             assert!(
                 tx.publish("topic", "{\"lost\":true}", Some("k1"))
                     .await
                     .unwrap()
-                    .unwrap()
             );
             // Dropped without commit.
         }
-        let mut tx = store.begin("a", Mode::ReadWrite).await.unwrap().unwrap();
+        let mut tx = store.begin("a", Mode::ReadWrite).await.unwrap();
         assert_eq!(
-            tx.get("things", "ghost").await.unwrap().unwrap(),
+            tx.get("things", "ghost").await.unwrap(),
             None,
             "{backend}"
         );
         assert!(
             tx.publish("topic", "{\"kept\":1}", Some("k1"))
                 .await
-                .unwrap()
                 .unwrap(),
             "{backend}"
         );
         assert!(
             !tx.publish("topic", "{\"kept\":2}", Some("k1"))
                 .await
-                .unwrap()
                 .unwrap(),
             "{backend}: deduplicated"
         );
         assert!(
             tx.publish("topic", "{\"kept\":3}", None)
                 .await
-                .unwrap()
                 .unwrap(),
             "{backend}"
         );
-        tx.commit().await.unwrap().unwrap();
+        tx.commit().await.unwrap();
         let messages = store.queue_messages("a", Some("topic")).await.unwrap();
         let payloads: Vec<_> = messages.iter().map(|m| m.payload.to_string()).collect();
         assert_eq!(payloads, ["{\"kept\":1}", "{\"kept\":3}"], "{backend}");
@@ -348,8 +343,8 @@ async fn concurrent_compare_and_swap_loses_nothing() {
             .map(|_| {
                 let store = store.clone();
                 tokio::spawn(async move {
-                    let mut tx = store.begin("a", Mode::ReadWrite).await.unwrap().unwrap();
-                    let doc = tx.get("things", "counter").await.unwrap().unwrap().unwrap();
+                    let mut tx = store.begin("a", Mode::ReadWrite).await.unwrap();
+                    let doc = tx.get("things", "counter").await.unwrap().unwrap();
                     let n: i64 = doc
                         .body
                         .trim_start_matches("{\"n\":")
@@ -367,10 +362,9 @@ async fn concurrent_compare_and_swap_loses_nothing() {
                             Expect::Revision(doc.revision),
                         )
                         .await
-                        .unwrap()
                     {
-                        Ok(_) => tx.commit().await.unwrap().is_ok(),
-                        Err(StoreError::Conflict) => false,
+                        Ok(_) => tx.commit().await.is_ok(),
+                        Err(Error::Store(StoreError::Conflict)) => false,
                         Err(e) => panic!("{e}"),
                     }
                 })
@@ -380,8 +374,8 @@ async fn concurrent_compare_and_swap_loses_nothing() {
         for task in tasks {
             committed += i64::from(task.await.unwrap());
         }
-        let mut tx = store.begin("a", Mode::ReadOnly).await.unwrap().unwrap();
-        let doc = tx.get("things", "counter").await.unwrap().unwrap().unwrap();
+        let mut tx = store.begin("a", Mode::ReadOnly).await.unwrap();
+        let doc = tx.get("things", "counter").await.unwrap().unwrap();
         assert!(committed >= 1, "{backend}");
         assert_eq!(
             doc.body,
@@ -401,9 +395,9 @@ async fn sequences_hand_out_each_value_once() {
             .map(|_| {
                 let store = store.clone();
                 tokio::spawn(async move {
-                    let mut tx = store.begin("a", Mode::ReadWrite).await.unwrap().unwrap();
-                    let id = tx.next_id("bookings").await.unwrap().unwrap();
-                    tx.commit().await.unwrap().unwrap();
+                    let mut tx = store.begin("a", Mode::ReadWrite).await.unwrap();
+                    let id = tx.next_id("bookings").await.unwrap();
+                    tx.commit().await.unwrap();
                     id
                 })
             })
@@ -425,17 +419,17 @@ async fn sequences_hand_out_each_value_once() {
             .put_records("a", &[record("7"), record("41"), record("x")])
             .await
             .unwrap();
-        let mut tx = store.begin("a", Mode::ReadWrite).await.unwrap().unwrap();
+        let mut tx = store.begin("a", Mode::ReadWrite).await.unwrap();
         assert_eq!(
-            tx.next_id("imported").await.unwrap().unwrap(),
+            tx.next_id("imported").await.unwrap(),
             42,
             "{backend}"
         );
-        tx.commit().await.unwrap().unwrap();
+        tx.commit().await.unwrap();
         store.put_records("a", &[record("10")]).await.unwrap();
-        let mut tx = store.begin("a", Mode::ReadWrite).await.unwrap().unwrap();
+        let mut tx = store.begin("a", Mode::ReadWrite).await.unwrap();
         assert_eq!(
-            tx.next_id("imported").await.unwrap().unwrap(),
+            tx.next_id("imported").await.unwrap(),
             43,
             "{backend}: never backwards"
         );
@@ -444,9 +438,9 @@ async fn sequences_hand_out_each_value_once() {
 }
 
 async fn publish(store: &Storage, tenant: &str, topic: &str, payload: &str) {
-    let mut tx = store.begin(tenant, Mode::ReadWrite).await.unwrap().unwrap();
-    assert!(tx.publish(topic, payload, None).await.unwrap().unwrap());
-    tx.commit().await.unwrap().unwrap();
+    let mut tx = store.begin(tenant, Mode::ReadWrite).await.unwrap();
+    assert!(tx.publish(topic, payload, None).await.unwrap());
+    tx.commit().await.unwrap();
 }
 
 fn status_of(messages: &[super::queue::QueueMessage], id: i64) -> (String, i64, Option<String>) {
