@@ -13,7 +13,7 @@ use anyhow::Context as _;
 use bytes::Bytes;
 use http_body_util::BodyExt as _;
 use tracing::Instrument as _;
-use wasmtime::component::{Component, Linker, ResourceType};
+use wasmtime::component::{Component, Linker};
 use wasmtime::{
     Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, UpdateDeadline,
 };
@@ -138,24 +138,6 @@ fn world_of(name: &str) -> World {
     }
 }
 
-/// The first import of `component` that `linker` does not define at all (rather than with
-/// another type), to name it in the refusal.
-fn unoffered_import(linker: &Linker<HostState>, component: &Component) -> Option<String> {
-    component
-        .component_type()
-        .imports(linker.engine())
-        .map(|(name, _)| name)
-        .find(|name| {
-            // Defining the name succeeds only where the linker has nothing of that name.
-            let mut probe = linker.clone();
-            probe
-                .root()
-                .resource(name, ResourceType::host::<()>(), |_, _| Ok(()))
-                .is_ok()
-        })
-        .map(str::to_owned)
-}
-
 /// What a component may write to its stderr during one request; then the stream is closed.
 const GUEST_STDERR_BYTES: usize = 64 << 10;
 
@@ -259,19 +241,13 @@ impl Runtime {
             World::Api => &self.api_linker,
             World::Webhook => &self.webhook_linker,
         };
+        // wasmtime's error names the import that does not fit.
         let pre = linker.instantiate_pre(component).map_err(|e| {
-            let error = anyhow::Error::from(e);
-            match unoffered_import(linker, component) {
-                Some(import) => error.context(format!(
-                    "component {name} imports more than the {} world: component imports \
-                     `{import}`, which the platform does not offer to `{name}`",
-                    world.name()
-                )),
-                None => error.context(format!(
-                    "component {name} imports more than the {} world",
-                    world.name()
-                )),
-            }
+            anyhow::Error::from(e).context(format!(
+                "component {name} imports more than the platform offers to `{name}` (the {} \
+                 world)",
+                world.name()
+            ))
         })?;
         let pre = ProxyPre::new(pre).map_err(|e| {
             anyhow::Error::from(e).context(format!(

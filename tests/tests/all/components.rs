@@ -257,9 +257,9 @@ on_both_backends! {
             (
                 "listing",
                 &banktwo,
-                "component imports `rental:platform/",
+                "component imports instance `rental:platform/secrets@0.1.0`",
             ),
-            ("listing", &banktwo, "which the platform does not offer to `listing`"),
+            ("listing", &banktwo, "more than the platform offers to `listing`"),
             (
                 "listing",
                 &empty,
