@@ -605,7 +605,10 @@ fn an_api_component_that_imports_the_bank_does_not_load() {
     let text = String::from_utf8_lossy(&output.stderr);
     assert!(!output.status.success(), "{text}");
     assert!(
-        text.contains("component listing imports more than the platform world"),
+        text.contains(
+            "component listing imports more than the platform offers to `listing` (the platform \
+             world)"
+        ),
         "{text}"
     );
     assert!(
