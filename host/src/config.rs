@@ -1,93 +1,290 @@
 //! Layered configuration: command-line flags, then `RENTALD_*` environment variables (both
 //! through clap), then a TOML file (`--config`), then defaults.
+//!
+//! Each option is declared once, in its concern's struct in [`options!`]: clap reads the
+//! structs (flattened into the commands: flags and environment), the file is read under the
+//! same names, and [`Layer::or`] puts the command line over the file. [`Config::resolve`]
+//! settles the rest from the defaults: a default that is a value is a constant of its concern
+//! (or [`Limits::default`]), which the option's help shows through [`with_default`]; a default
+//! that is a rule (derived from another option, or looked up) is described in the help.
 
-use std::net::SocketAddr;
+use std::fmt;
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::Context as _;
-use clap::Args;
+use clap::{Args, ValueEnum as _};
 use serde::Deserialize;
 
 use crate::runtime::Limits;
 use crate::tls::TlsFiles;
+
+/// One layer of configuration over a lower one.
+trait Layer {
+    /// This layer, with what it leaves unset taken from `lower`.
+    fn or(self, lower: Self) -> Self;
+}
+
+impl<T> Layer for Option<T> {
+    fn or(self, lower: Self) -> Self {
+        Option::or(self, lower)
+    }
+}
+
+/// A switch is on when any layer turns it on.
+impl Layer for bool {
+    fn or(self, lower: Self) -> Self {
+        self || lower
+    }
+}
+
+/// Declares the concerns, each `name: Struct { options }`: for each, a struct of options that
+/// clap reads (every field optional, or a switch) and its [`Layer`], field by field the upper
+/// layer's value, else the lower's; and [`FileConfig`], every concern as the file gives it.
+///
+/// The file is read through one flat struct of all the keys, as operators write them, rather
+/// than by flattening the concerns with serde: that would lose where in the file a bad value
+/// is, and which keys an unknown one could have been.
+macro_rules! options {
+    ($(
+        $(#[$meta:meta])*
+        $concern:ident: $name:ident {
+            $($(#[$field_meta:meta])* $field:ident: $ty:ty,)*
+        }
+    )*) => {
+        $(
+            $(#[$meta])*
+            #[derive(Debug, Default, Clone, Args)]
+            pub struct $name {
+                $($(#[$field_meta])* $field: $ty,)*
+            }
+
+            impl Layer for $name {
+                fn or(self, lower: Self) -> Self {
+                    Self {
+                        $($field: Layer::or(self.$field, lower.$field),)*
+                    }
+                }
+            }
+        )*
+
+        /// The configuration file, concern by concern; every key is optional.
+        #[derive(Debug, Default)]
+        struct FileConfig {
+            $($concern: $name,)*
+        }
+
+        impl<'de> Deserialize<'de> for FileConfig {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                #[derive(Default, Deserialize)]
+                #[serde(default, deny_unknown_fields)]
+                struct Keys {
+                    $($($field: $ty,)*)*
+                }
+
+                let keys = Keys::deserialize(deserializer)?;
+                Ok(Self {
+                    $($concern: $name {
+                        $($field: keys.$field,)*
+                    },)*
+                })
+            }
+        }
+    };
+}
+
+/// An option's help ending with its default, as clap writes it for defaults it knows.
+fn with_default(help: &str, default: impl fmt::Display) -> String {
+    format!("{help} [default: {default}]")
+}
 
 /// Options every sub-command takes.
 #[derive(Debug, Args)]
 pub struct GlobalArgs {
     /// Configuration file (TOML); its keys are the long option names with underscores.
     #[arg(long, global = true, env = "RENTALD_CONFIG", value_name = "FILE")]
-    pub config: Option<PathBuf>,
-    /// Directory for the embedded database and the compiled-component cache [default: ./data].
-    #[arg(long, global = true, env = "RENTALD_DATA_DIR", value_name = "DIR")]
-    pub data_dir: Option<PathBuf>,
-    /// sqlite://FILE or postgres://USER@HOST/DB [default: an SQLite file in the data directory].
-    #[arg(long, global = true, env = "RENTALD_DATABASE_URL", value_name = "URL")]
-    pub database_url: Option<String>,
-    /// Log format: text or json [default: text].
-    #[arg(long, global = true, env = "RENTALD_LOG_FORMAT", value_name = "FORMAT")]
-    pub log_format: Option<LogFormat>,
+    config: Option<PathBuf>,
+    #[command(flatten)]
+    storage: StorageOptions,
 }
 
-/// Options of `rentald serve`.
-#[derive(Debug, Args)]
+/// Options of `rentald serve`; commands that do not serve take these from the file only.
+#[derive(Debug, Default, Clone, Args)]
 pub struct ServeArgs {
-    /// Address to listen on; port 0 picks a free one (the chosen address is printed)
-    /// [default: 127.0.0.1:8080].
-    #[arg(long, env = "RENTALD_LISTEN", value_name = "ADDR")]
-    pub listen: Option<SocketAddr>,
-    /// Serve /metrics (and the health probes) on this address, plain HTTP, for a private
-    /// network; port 0 picks a free one (the chosen address is printed) [default: /metrics is
-    /// not served].
-    #[arg(long, env = "RENTALD_METRICS_LISTEN", value_name = "ADDR")]
-    pub metrics_listen: Option<SocketAddr>,
-    /// Tenants are served at {tenant}.{base-domain} [default: localhost].
-    #[arg(long, env = "RENTALD_BASE_DOMAIN", value_name = "DOMAIN")]
-    pub base_domain: Option<String>,
-    /// Directory holding the platform components as <name>.wasm [default: next to the binary,
-    /// ./components or ../wasm32-wasip2/release].
-    #[arg(long, env = "RENTALD_COMPONENTS_DIR", value_name = "DIR")]
-    pub components_dir: Option<PathBuf>,
-    /// Where compiled components are cached, keyed by content hash [default: DATA_DIR/cache].
-    #[arg(long, env = "RENTALD_CACHE_DIR", value_name = "DIR")]
-    pub cache_dir: Option<PathBuf>,
-    /// Time a component may take for one request, in milliseconds [default: 5000].
-    #[arg(long, env = "RENTALD_REQUEST_TIMEOUT_MS", value_name = "MS")]
-    pub request_timeout_ms: Option<u64>,
-    /// Linear memory one component instance may use, in MiB [default: 64].
-    #[arg(long, env = "RENTALD_MEMORY_LIMIT_MIB", value_name = "MIB")]
-    pub memory_limit_mib: Option<usize>,
-    /// How often the queue consumer looks for due messages when idle, in milliseconds
-    /// [default: 500].
-    #[arg(long, env = "RENTALD_QUEUE_POLL_MS", value_name = "MS")]
-    pub queue_poll_ms: Option<u64>,
-    /// How often the database is asked whether a tenant's components changed, in milliseconds
-    /// [default: 1000].
-    #[arg(long, env = "RENTALD_COMPONENT_POLL_MS", value_name = "MS")]
-    pub component_poll_ms: Option<u64>,
-    /// A compiled component nobody used for this long is dropped from memory, in seconds
-    /// [default: 300].
-    #[arg(long, env = "RENTALD_COMPONENT_IDLE_SECS", value_name = "SECS")]
-    pub component_idle_secs: Option<u64>,
-    /// Serve TLS with this certificate chain (PEM, leaf first), the one for names without a
-    /// certificate of their own: typically a wildcard for *.{base-domain}. Needs --tls-key.
-    #[arg(long, env = "RENTALD_TLS_CERT", value_name = "FILE")]
-    pub tls_cert: Option<PathBuf>,
-    /// The private key of --tls-cert (PEM: PKCS#8, PKCS#1 or SEC1).
-    #[arg(long, env = "RENTALD_TLS_KEY", value_name = "FILE")]
-    pub tls_key: Option<PathBuf>,
-    /// Directory of tenants' own certificates: <slug>.crt with <slug>.key (PEM), served to
-    /// clients asking for <slug>.{base-domain}.
-    #[arg(long, env = "RENTALD_TLS_TENANT_CERTS", value_name = "DIR")]
-    pub tls_tenant_certs: Option<PathBuf>,
-    /// How often the certificate files are checked for changes, in seconds; 0: only on SIGHUP
-    /// [default: 5].
-    #[arg(long, env = "RENTALD_TLS_RELOAD_SECS", value_name = "SECS")]
-    pub tls_reload_secs: Option<u64>,
-    /// Serve plain HTTP, without TLS (local development, or behind a proxy that terminates
-    /// TLS).
-    #[arg(long, env = "RENTALD_PLAIN_HTTP", value_parser = clap::builder::BoolishValueParser::new())]
-    pub plain_http: bool,
+    #[command(flatten)]
+    listen: ListenOptions,
+    #[command(flatten)]
+    runtime: RuntimeOptions,
+    #[command(flatten)]
+    poll: PollOptions,
+    #[command(flatten)]
+    tls: TlsOptions,
+}
+
+options! {
+    /// Where the data lives and how the logs look; every command takes these.
+    storage: StorageOptions {
+        #[arg(long, global = true, env = "RENTALD_DATA_DIR", value_name = "DIR", help = with_default(
+            "Directory for the embedded database and the compiled-component cache",
+            Self::DATA_DIR,
+        ))]
+        data_dir: Option<PathBuf>,
+        /// sqlite://FILE or postgres://USER@HOST/DB [default: an SQLite file in the data directory].
+        #[arg(long, global = true, env = "RENTALD_DATABASE_URL", value_name = "URL")]
+        database_url: Option<String>,
+        #[arg(long, global = true, env = "RENTALD_LOG_FORMAT", value_name = "FORMAT", help = with_default(
+            "Log format: text or json",
+            Self::LOG_FORMAT,
+        ))]
+        log_format: Option<LogFormat>,
+    }
+
+    /// Where `serve` listens, and for which names.
+    listen: ListenOptions {
+        #[arg(long, env = "RENTALD_LISTEN", value_name = "ADDR", help = with_default(
+            "Address to listen on; port 0 picks a free one (the chosen address is printed)",
+            Self::LISTEN,
+        ))]
+        listen: Option<SocketAddr>,
+        /// Serve /metrics (and the health probes) on this address, plain HTTP, for a private
+        /// network; port 0 picks a free one (the chosen address is printed) [default: /metrics is
+        /// not served].
+        #[arg(long, env = "RENTALD_METRICS_LISTEN", value_name = "ADDR")]
+        metrics_listen: Option<SocketAddr>,
+        #[arg(long, env = "RENTALD_BASE_DOMAIN", value_name = "DOMAIN", help = with_default(
+            "Tenants are served at {tenant}.{base-domain}",
+            Self::BASE_DOMAIN,
+        ))]
+        base_domain: Option<String>,
+    }
+
+    /// The components, their compiled cache, and what one instance may use.
+    runtime: RuntimeOptions {
+        /// Directory holding the platform components as <name>.wasm [default: next to the binary,
+        /// ./components or ../wasm32-wasip2/release].
+        #[arg(long, env = "RENTALD_COMPONENTS_DIR", value_name = "DIR")]
+        components_dir: Option<PathBuf>,
+        /// Where compiled components are cached, keyed by content hash [default: DATA_DIR/cache].
+        #[arg(long, env = "RENTALD_CACHE_DIR", value_name = "DIR")]
+        cache_dir: Option<PathBuf>,
+        #[arg(long, env = "RENTALD_REQUEST_TIMEOUT_MS", value_name = "MS", help = with_default(
+            "Time a component may take for one request, in milliseconds",
+            Limits::default().deadline.as_millis(),
+        ))]
+        request_timeout_ms: Option<u64>,
+        #[arg(long, env = "RENTALD_MEMORY_LIMIT_MIB", value_name = "MIB", help = with_default(
+            "Linear memory one component instance may use, in MiB",
+            Limits::default().memory_bytes >> 20,
+        ))]
+        memory_limit_mib: Option<usize>,
+    }
+
+    /// How often the background tasks of `serve` look for work.
+    poll: PollOptions {
+        #[arg(long, env = "RENTALD_QUEUE_POLL_MS", value_name = "MS", help = with_default(
+            "How often the queue consumer looks for due messages when idle, in milliseconds",
+            Self::QUEUE_POLL_MS,
+        ))]
+        queue_poll_ms: Option<u64>,
+        #[arg(long, env = "RENTALD_COMPONENT_POLL_MS", value_name = "MS", help = with_default(
+            "How often the database is asked whether a tenant's components changed, in \
+             milliseconds",
+            Self::COMPONENT_POLL_MS,
+        ))]
+        component_poll_ms: Option<u64>,
+        #[arg(long, env = "RENTALD_COMPONENT_IDLE_SECS", value_name = "SECS", help = with_default(
+            "A compiled component nobody used for this long is dropped from memory, in seconds",
+            Self::COMPONENT_IDLE_SECS,
+        ))]
+        component_idle_secs: Option<u64>,
+    }
+
+    /// How `serve` speaks to clients: TLS, or plain HTTP when asked for.
+    tls: TlsOptions {
+        /// Serve TLS with this certificate chain (PEM, leaf first), the one for names without a
+        /// certificate of their own: typically a wildcard for *.{base-domain}. Needs --tls-key.
+        #[arg(long, env = "RENTALD_TLS_CERT", value_name = "FILE")]
+        tls_cert: Option<PathBuf>,
+        /// The private key of --tls-cert (PEM: PKCS#8, PKCS#1 or SEC1).
+        #[arg(long, env = "RENTALD_TLS_KEY", value_name = "FILE")]
+        tls_key: Option<PathBuf>,
+        /// Directory of tenants' own certificates: <slug>.crt with <slug>.key (PEM), served to
+        /// clients asking for <slug>.{base-domain}.
+        #[arg(long, env = "RENTALD_TLS_TENANT_CERTS", value_name = "DIR")]
+        tls_tenant_certs: Option<PathBuf>,
+        #[arg(long, env = "RENTALD_TLS_RELOAD_SECS", value_name = "SECS", help = with_default(
+            "How often the certificate files are checked for changes, in seconds; 0: only on SIGHUP",
+            Self::RELOAD_SECS,
+        ))]
+        tls_reload_secs: Option<u64>,
+        /// Serve plain HTTP, without TLS (local development, or behind a proxy that terminates
+        /// TLS).
+        #[arg(long, env = "RENTALD_PLAIN_HTTP", value_parser = clap::builder::BoolishValueParser::new())]
+        plain_http: bool,
+    }
+}
+
+impl StorageOptions {
+    const DATA_DIR: &'static str = "data";
+    const LOG_FORMAT: LogFormat = LogFormat::Text;
+}
+
+impl ListenOptions {
+    const LISTEN: SocketAddr = SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 8080));
+    const BASE_DOMAIN: &'static str = "localhost";
+}
+
+impl RuntimeOptions {
+    fn limits(&self) -> Limits {
+        let defaults = Limits::default();
+        Limits {
+            deadline: self
+                .request_timeout_ms
+                .map_or(defaults.deadline, Duration::from_millis),
+            memory_bytes: self
+                .memory_limit_mib
+                .map_or(defaults.memory_bytes, |mib| mib << 20),
+            ..defaults
+        }
+    }
+}
+
+impl PollOptions {
+    const QUEUE_POLL_MS: u64 = 500;
+    const COMPONENT_POLL_MS: u64 = 1_000;
+    const COMPONENT_IDLE_SECS: u64 = 300;
+}
+
+impl TlsOptions {
+    const RELOAD_SECS: u64 = 5;
+
+    /// TLS with a certificate and its key, or plain HTTP when asked for; never plain by
+    /// omission.
+    fn transport(self) -> anyhow::Result<Transport> {
+        match (self.tls_cert, self.tls_key) {
+            (Some(_), Some(_)) if self.plain_http => {
+                anyhow::bail!("--plain-http and --tls-cert/--tls-key exclude each other")
+            }
+            (Some(cert), Some(key)) => Ok(Transport::Tls(TlsFiles {
+                cert,
+                key,
+                tenant_certs: self.tls_tenant_certs,
+                reload_every: match self.tls_reload_secs.unwrap_or(Self::RELOAD_SECS) {
+                    0 => None,
+                    secs => Some(Duration::from_secs(secs)),
+                },
+            })),
+            (Some(_), None) | (None, Some(_)) => {
+                anyhow::bail!("--tls-cert and --tls-key go together: give both or neither")
+            }
+            (None, None) if self.plain_http => Ok(Transport::Plain),
+            (None, None) => anyhow::bail!(
+                "serve needs a certificate (--tls-cert and --tls-key), or --plain-http to serve \
+                 plain HTTP (local development, behind a proxy that terminates TLS)"
+            ),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
@@ -97,28 +294,14 @@ pub enum LogFormat {
     Json,
 }
 
-/// The configuration file; every key is optional.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FileConfig {
-    data_dir: Option<PathBuf>,
-    database_url: Option<String>,
-    log_format: Option<LogFormat>,
-    listen: Option<SocketAddr>,
-    metrics_listen: Option<SocketAddr>,
-    base_domain: Option<String>,
-    components_dir: Option<PathBuf>,
-    cache_dir: Option<PathBuf>,
-    request_timeout_ms: Option<u64>,
-    memory_limit_mib: Option<usize>,
-    queue_poll_ms: Option<u64>,
-    component_poll_ms: Option<u64>,
-    component_idle_secs: Option<u64>,
-    tls_cert: Option<PathBuf>,
-    tls_key: Option<PathBuf>,
-    tls_tenant_certs: Option<PathBuf>,
-    tls_reload_secs: Option<u64>,
-    plain_http: Option<bool>,
+/// As on the command line.
+impl fmt::Display for LogFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.to_possible_value() {
+            Some(value) => f.write_str(value.get_name()),
+            None => Ok(()),
+        }
+    }
 }
 
 /// How `serve` speaks to clients.
@@ -161,114 +344,52 @@ impl Config {
             }
             None => FileConfig::default(),
         };
+        let flags = serve.cloned().unwrap_or_default();
+        let storage = global.storage.clone().or(file.storage);
+        let listen = flags.listen.or(file.listen);
+        let runtime = flags.runtime.or(file.runtime);
+        let poll = flags.poll.or(file.poll);
         let transport = match serve {
-            Some(serve) => transport(serve, &file)?,
+            Some(_) => flags.tls.or(file.tls).transport()?,
             None => Transport::Plain,
         };
-        let data_dir = global
+        let data_dir = storage
             .data_dir
-            .clone()
-            .or(file.data_dir)
-            .unwrap_or_else(|| PathBuf::from("data"));
-        let database_url = global
-            .database_url
-            .clone()
-            .or(file.database_url)
-            .unwrap_or_else(|| format!("sqlite://{}", data_dir.join("rentald.db").display()));
-        let defaults = Limits::default();
-        let limits = Limits {
-            deadline: serve
-                .and_then(|s| s.request_timeout_ms)
-                .or(file.request_timeout_ms)
-                .map_or(defaults.deadline, Duration::from_millis),
-            memory_bytes: serve
-                .and_then(|s| s.memory_limit_mib)
-                .or(file.memory_limit_mib)
-                .map_or(defaults.memory_bytes, |mib| mib << 20),
-            ..defaults
-        };
+            .unwrap_or_else(|| PathBuf::from(StorageOptions::DATA_DIR));
         Ok(Self {
             transport,
-            cache_dir: serve
-                .and_then(|s| s.cache_dir.clone())
-                .or(file.cache_dir)
-                .unwrap_or_else(|| data_dir.join("cache")),
-            database_url,
-            log_format: global
-                .log_format
-                .or(file.log_format)
-                .unwrap_or(LogFormat::Text),
-            listen: serve
-                .and_then(|s| s.listen)
-                .or(file.listen)
-                .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 8080))),
-            metrics_listen: serve.and_then(|s| s.metrics_listen).or(file.metrics_listen),
-            base_domain: serve
-                .and_then(|s| s.base_domain.clone())
-                .or(file.base_domain)
-                .unwrap_or_else(|| "localhost".to_owned())
+            database_url: storage
+                .database_url
+                .unwrap_or_else(|| format!("sqlite://{}", data_dir.join("rentald.db").display())),
+            log_format: storage.log_format.unwrap_or(StorageOptions::LOG_FORMAT),
+            listen: listen.listen.unwrap_or(ListenOptions::LISTEN),
+            metrics_listen: listen.metrics_listen,
+            base_domain: listen
+                .base_domain
+                .as_deref()
+                .unwrap_or(ListenOptions::BASE_DOMAIN)
                 .to_ascii_lowercase(),
-            components_dir: match serve
-                .and_then(|s| s.components_dir.clone())
-                .or(file.components_dir)
-            {
+            limits: runtime.limits(),
+            components_dir: match runtime.components_dir {
                 Some(dir) => dir,
                 None => default_components_dir()?,
             },
-            limits,
+            cache_dir: runtime.cache_dir.unwrap_or_else(|| data_dir.join("cache")),
+            queue_poll: Duration::from_millis(
+                poll.queue_poll_ms
+                    .unwrap_or(PollOptions::QUEUE_POLL_MS)
+                    .max(1),
+            ),
             component_poll: Duration::from_millis(
-                serve
-                    .and_then(|s| s.component_poll_ms)
-                    .or(file.component_poll_ms)
-                    .unwrap_or(1_000)
+                poll.component_poll_ms
+                    .unwrap_or(PollOptions::COMPONENT_POLL_MS)
                     .max(1),
             ),
             component_idle: Duration::from_secs(
-                serve
-                    .and_then(|s| s.component_idle_secs)
-                    .or(file.component_idle_secs)
-                    .unwrap_or(300),
-            ),
-            queue_poll: Duration::from_millis(
-                serve
-                    .and_then(|s| s.queue_poll_ms)
-                    .or(file.queue_poll_ms)
-                    .unwrap_or(500)
-                    .max(1),
+                poll.component_idle_secs
+                    .unwrap_or(PollOptions::COMPONENT_IDLE_SECS),
             ),
         })
-    }
-}
-
-/// TLS with a certificate and its key, or plain HTTP when asked for; never plain by omission.
-fn transport(serve: &ServeArgs, file: &FileConfig) -> anyhow::Result<Transport> {
-    let plain = serve.plain_http || file.plain_http.unwrap_or(false);
-    let cert = serve.tls_cert.clone().or_else(|| file.tls_cert.clone());
-    let key = serve.tls_key.clone().or_else(|| file.tls_key.clone());
-    match (cert, key) {
-        (Some(_), Some(_)) if plain => {
-            anyhow::bail!("--plain-http and --tls-cert/--tls-key exclude each other")
-        }
-        (Some(cert), Some(key)) => Ok(Transport::Tls(TlsFiles {
-            cert,
-            key,
-            tenant_certs: serve
-                .tls_tenant_certs
-                .clone()
-                .or_else(|| file.tls_tenant_certs.clone()),
-            reload_every: match serve.tls_reload_secs.or(file.tls_reload_secs).unwrap_or(5) {
-                0 => None,
-                secs => Some(Duration::from_secs(secs)),
-            },
-        })),
-        (Some(_), None) | (None, Some(_)) => {
-            anyhow::bail!("--tls-cert and --tls-key go together: give both or neither")
-        }
-        (None, None) if plain => Ok(Transport::Plain),
-        (None, None) => anyhow::bail!(
-            "serve needs a certificate (--tls-cert and --tls-key), or --plain-http to serve \
-             plain HTTP (local development, behind a proxy that terminates TLS)"
-        ),
     }
 }
 
@@ -282,4 +403,241 @@ fn default_components_dir() -> anyhow::Result<PathBuf> {
         return Ok(installed);
     }
     Ok(bin_dir.join("../wasm32-wasip2/release"))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::ffi::OsString;
+
+    use clap::{CommandFactory as _, FromArgMatches as _, Parser};
+
+    use super::*;
+
+    /// The command line of `rentald serve`.
+    #[derive(Debug, Parser)]
+    struct Serve {
+        #[command(flatten)]
+        global: GlobalArgs,
+        #[command(flatten)]
+        serve: ServeArgs,
+    }
+
+    /// The configuration of `serve` (else of another command) from `file` and the flags
+    /// `args`; the environment the tests run in is left out.
+    fn resolve(file: &str, args: &[&str], serving: bool) -> anyhow::Result<Config> {
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("rentald.toml");
+        std::fs::write(&path, file)?;
+        let mut argv: Vec<OsString> = vec!["rentald".into(), "--config".into(), path.into()];
+        argv.extend(args.iter().map(OsString::from));
+        let matches = Serve::command()
+            .mut_args(|arg| arg.env(None))
+            .try_get_matches_from(argv)?;
+        let flags = Serve::from_arg_matches(&matches)?;
+        Config::resolve(&flags.global, serving.then_some(&flags.serve))
+    }
+
+    fn serve(file: &str, args: &[&str]) -> Config {
+        resolve(file, args, true).unwrap()
+    }
+
+    fn refused(file: &str, args: &[&str]) -> String {
+        format!("{:#}", resolve(file, args, true).unwrap_err())
+    }
+
+    #[test]
+    fn storage_flag_over_file_over_default() {
+        let config = serve("", &["--plain-http"]);
+        assert_eq!(config.database_url, "sqlite://data/rentald.db");
+        assert_eq!(config.cache_dir, Path::new("data/cache"));
+        assert_eq!(config.log_format, LogFormat::Text);
+
+        let file = "data_dir = \"file\"\nlog_format = \"json\"\n";
+        let config = serve(file, &["--plain-http"]);
+        assert_eq!(config.database_url, "sqlite://file/rentald.db");
+        assert_eq!(config.cache_dir, Path::new("file/cache"));
+        assert_eq!(config.log_format, LogFormat::Json);
+
+        let config = serve(file, &["--plain-http", "--data-dir", "flag"]);
+        assert_eq!(config.database_url, "sqlite://flag/rentald.db");
+        let config = serve(file, &["--plain-http", "--log-format", "text"]);
+        assert_eq!(config.log_format, LogFormat::Text);
+        let config = serve(file, &["--plain-http", "--database-url", "sqlite://x.db"]);
+        assert_eq!(config.database_url, "sqlite://x.db");
+    }
+
+    #[test]
+    fn listen_flag_over_file_over_default() {
+        let config = serve("", &["--plain-http"]);
+        assert_eq!(config.listen, SocketAddr::from(([127, 0, 0, 1], 8080)));
+        assert_eq!(config.metrics_listen, None);
+        assert_eq!(config.base_domain, "localhost");
+
+        let file = "listen = \"0.0.0.0:8443\"\nmetrics_listen = \"10.0.0.5:9100\"\n\
+                    base_domain = \"Rent.Example.COM\"\n";
+        let config = serve(file, &["--plain-http"]);
+        assert_eq!(config.listen, SocketAddr::from(([0, 0, 0, 0], 8443)));
+        assert_eq!(
+            config.metrics_listen,
+            Some(SocketAddr::from(([10, 0, 0, 5], 9100)))
+        );
+        assert_eq!(config.base_domain, "rent.example.com");
+
+        let config = serve(
+            file,
+            &[
+                "--plain-http",
+                "--listen",
+                "127.0.0.1:0",
+                "--base-domain",
+                "Flag.Test",
+            ],
+        );
+        assert_eq!(config.listen, SocketAddr::from(([127, 0, 0, 1], 0)));
+        assert_eq!(
+            config.metrics_listen,
+            Some(SocketAddr::from(([10, 0, 0, 5], 9100)))
+        );
+        assert_eq!(config.base_domain, "flag.test");
+    }
+
+    #[test]
+    fn runtime_flag_over_file_over_default() {
+        let config = serve("", &["--plain-http"]);
+        assert_eq!(config.limits.deadline, Limits::default().deadline);
+        assert_eq!(config.limits.memory_bytes, Limits::default().memory_bytes);
+
+        let file = "request_timeout_ms = 250\nmemory_limit_mib = 8\ncomponents_dir = \"c\"\n\
+                    cache_dir = \"k\"\n";
+        let config = serve(file, &["--plain-http"]);
+        assert_eq!(config.limits.deadline, Duration::from_millis(250));
+        assert_eq!(config.limits.memory_bytes, 8 << 20);
+        assert_eq!(config.components_dir, Path::new("c"));
+        assert_eq!(config.cache_dir, Path::new("k"));
+
+        let config = serve(
+            file,
+            &[
+                "--plain-http",
+                "--memory-limit-mib",
+                "16",
+                "--cache-dir",
+                "flag",
+            ],
+        );
+        assert_eq!(config.limits.deadline, Duration::from_millis(250));
+        assert_eq!(config.limits.memory_bytes, 16 << 20);
+        assert_eq!(config.limits.max_instances, Limits::default().max_instances);
+        assert_eq!(config.cache_dir, Path::new("flag"));
+    }
+
+    #[test]
+    fn poll_flag_over_file_over_default() {
+        let config = serve("", &["--plain-http"]);
+        assert_eq!(config.queue_poll, Duration::from_millis(500));
+        assert_eq!(config.component_poll, Duration::from_secs(1));
+        assert_eq!(config.component_idle, Duration::from_secs(300));
+
+        let file = "queue_poll_ms = 0\ncomponent_poll_ms = 20\ncomponent_idle_secs = 7\n";
+        let config = serve(file, &["--plain-http"]);
+        assert_eq!(config.queue_poll, Duration::from_millis(1), "at least 1 ms");
+        assert_eq!(config.component_poll, Duration::from_millis(20));
+        assert_eq!(config.component_idle, Duration::from_secs(7));
+
+        let config = serve(file, &["--plain-http", "--component-poll-ms", "30"]);
+        assert_eq!(config.component_poll, Duration::from_millis(30));
+        assert_eq!(config.component_idle, Duration::from_secs(7));
+    }
+
+    #[test]
+    fn tls_flag_over_file_over_default() {
+        let file = "tls_cert = \"file.crt\"\ntls_key = \"file.key\"\n";
+        let Transport::Tls(files) = serve(file, &[]).transport else {
+            panic!("TLS from the file");
+        };
+        assert_eq!(files.cert, Path::new("file.crt"));
+        assert_eq!(files.tenant_certs, None);
+        assert_eq!(files.reload_every, Some(Duration::from_secs(5)));
+
+        let args = ["--tls-key", "flag.key", "--tls-reload-secs", "0"];
+        let Transport::Tls(files) = serve(file, &args).transport else {
+            panic!("TLS from the file and the flags");
+        };
+        assert_eq!(files.cert, Path::new("file.crt"));
+        assert_eq!(files.key, Path::new("flag.key"));
+        assert_eq!(files.reload_every, None, "0: on SIGHUP only");
+
+        // A switch turned on in any layer stays on.
+        let plain = "plain_http = true\n";
+        assert!(matches!(serve(plain, &[]).transport, Transport::Plain));
+        assert!(matches!(
+            serve("plain_http = false\n", &["--plain-http"]).transport,
+            Transport::Plain
+        ));
+    }
+
+    #[test]
+    fn tls_and_plain_http_are_checked_across_layers() {
+        assert_eq!(
+            refused("", &[]),
+            "serve needs a certificate (--tls-cert and --tls-key), or --plain-http to serve \
+             plain HTTP (local development, behind a proxy that terminates TLS)"
+        );
+        assert_eq!(
+            refused("tls_cert = \"file.crt\"\n", &[]),
+            "--tls-cert and --tls-key go together: give both or neither"
+        );
+        assert_eq!(
+            refused(
+                "tls_key = \"file.key\"\n",
+                &["--tls-cert", "flag.crt", "--plain-http"]
+            ),
+            "--plain-http and --tls-cert/--tls-key exclude each other"
+        );
+    }
+
+    #[test]
+    fn other_commands_take_serve_options_from_the_file_only() {
+        let file = "cache_dir = \"k\"\nrequest_timeout_ms = 250\ntls_cert = \"only.crt\"\n";
+        let config = resolve(file, &[], false).unwrap();
+        assert_eq!(config.cache_dir, Path::new("k"));
+        assert_eq!(config.limits.deadline, Duration::from_millis(250));
+        assert!(matches!(config.transport, Transport::Plain));
+    }
+
+    #[test]
+    fn the_file_takes_the_option_names_and_nothing_else() {
+        let error = refused("databse_url = \"sqlite://x.db\"\n", &["--plain-http"]);
+        assert!(error.contains("databse_url"), "{error}");
+        let error = refused("config = \"other.toml\"\n", &["--plain-http"]);
+        assert!(error.contains("config"), "{error}");
+    }
+
+    #[test]
+    fn the_help_shows_the_defaults() {
+        let command = Serve::command();
+        for (option, default) in [
+            ("data_dir", "data"),
+            ("log_format", "text"),
+            ("listen", "127.0.0.1:8080"),
+            ("base_domain", "localhost"),
+            ("request_timeout_ms", "5000"),
+            ("memory_limit_mib", "64"),
+            ("queue_poll_ms", "500"),
+            ("component_poll_ms", "1000"),
+            ("component_idle_secs", "300"),
+            ("tls_reload_secs", "5"),
+        ] {
+            let help = command
+                .get_arguments()
+                .find(|arg| arg.get_id() == option)
+                .and_then(|arg| arg.get_help())
+                .map(ToString::to_string)
+                .unwrap_or_default();
+            assert!(
+                help.ends_with(&format!(" [default: {default}]")),
+                "{option}: {help}"
+            );
+        }
+    }
 }
