@@ -14,7 +14,7 @@ use rental_guest::store::{Expect, Mode, Transaction};
 use rental_guest::{Error, Request, Response, json, random, retry_on_conflict};
 
 use crate::availability::{Held, hold};
-use crate::catalogue;
+use crate::catalog;
 use crate::env::Env;
 use crate::update::record;
 
@@ -57,7 +57,7 @@ fn create(
     let tx = Transaction::begin(Mode::ReadWrite)?;
     let rules = env.rules();
     let lookup = CustomerLookup::of(sent.customer);
-    let (customer, new_customer) = match catalogue::existing_customer(&tx, &lookup)? {
+    let (customer, new_customer) = match catalog::existing_customer(&tx, &lookup)? {
         Some(found) => (found.value.customer, None),
         None => {
             let doc =
@@ -65,12 +65,12 @@ fn create(
             (doc.customer.clone(), Some(doc))
         }
     };
-    let offices = catalogue::offices(&tx)?;
+    let offices = catalog::offices(&tx)?;
     let agency = agency(&tx, body, None, env)?;
     let terms = terms::check(body, None, &customer, agency.as_ref(), &offices, &rules)?;
 
     let request = VehicleRequest::from(sent.vehicle.clone());
-    let mut vehicle = catalogue::vehicle(&tx, &request, None)?;
+    let mut vehicle = catalog::vehicle(&tx, &request, None)?;
     let plan = availability::plan(
         env.settings.availability,
         &request,
@@ -83,7 +83,7 @@ fn create(
         hold(&tx, &plan, terms.period, None, ErrorCode::CarNotAvailable)?,
     );
 
-    let quote = catalogue::price(
+    let quote = catalog::price(
         &tx,
         &terms,
         &vehicle,
@@ -133,7 +133,7 @@ pub fn agency(
     env: &Env,
 ) -> Result<Option<CustomerDoc>, Error> {
     match terms::agency_to_read(body, stored, &env.settings) {
-        Some(id) => Ok(catalogue::customer(tx, id)?.map(|document| document.value)),
+        Some(id) => Ok(catalog::customer(tx, id)?.map(|document| document.value)),
         None => Ok(None),
     }
 }
@@ -162,21 +162,21 @@ pub fn price(request: &Request) -> Result<Response, Error> {
         let rules = env.rules();
         let customer = match body.customer.as_ref().map(CustomerLookup::of) {
             None | Some(CustomerLookup::New) => body.customer.clone().unwrap_or_default(),
-            Some(lookup) => catalogue::existing_customer(&tx, &lookup)?
+            Some(lookup) => catalog::existing_customer(&tx, &lookup)?
                 .map(|found| found.value.customer)
                 .unwrap_or_default(),
         };
-        let offices = catalogue::offices(&tx)?;
+        let offices = catalog::offices(&tx)?;
         let agency = agency(&tx, &body, None, &env)?;
         let terms = terms::check(&body, None, &customer, agency.as_ref(), &offices, &rules)?;
-        let mut vehicle = catalogue::vehicle(&tx, &VehicleRequest::from(vehicle.clone()), None)?;
+        let mut vehicle = catalog::vehicle(&tx, &VehicleRequest::from(vehicle.clone()), None)?;
         if env.settings.availability == AvailabilityMode::Model && vehicle.model.is_none() {
             vehicle.model = match vehicle.category.principal_model_id {
-                Some(id) => catalogue::get::<Model>(&tx, &id.to_string())?,
+                Some(id) => catalog::get::<Model>(&tx, &id.to_string())?,
                 None => None,
             };
         }
-        catalogue::price(
+        catalog::price(
             &tx,
             &terms,
             &vehicle,

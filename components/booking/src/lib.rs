@@ -13,7 +13,7 @@
 //! has authenticated the caller and checked the permission before the component runs.
 
 mod availability;
-mod catalogue;
+mod catalog;
 mod create;
 mod env;
 mod operations;

@@ -12,7 +12,7 @@ use rental_guest::store::{Document, Expect, Mode, Transaction};
 use rental_guest::{Error, Request, Response, comments, retry_on_conflict};
 
 use crate::availability::hold;
-use crate::catalogue;
+use crate::catalog;
 use crate::create::{agency, answer, take};
 use crate::env::Env;
 
@@ -53,7 +53,7 @@ fn attempt(body: &BookingRequest, id: i64, env: &Env) -> Result<Outcome, Error> 
     let rules = env.rules();
 
     // Rule 6: the customer's name and e-mail, by the user who created the customer.
-    let customer_doc = catalogue::customer(&tx, stored.customer.id)?;
+    let customer_doc = catalog::customer(&tx, stored.customer.id)?;
     let changed_customer = match &customer_doc {
         Some(doc) => {
             customer::contact_changes(&doc.value, body.customer.as_ref(), env.caller.user_id)?
@@ -64,7 +64,7 @@ fn attempt(body: &BookingRequest, id: i64, env: &Env) -> Result<Outcome, Error> 
         .clone()
         .unwrap_or_else(|| stored.customer.clone());
 
-    let offices = catalogue::offices(&tx)?;
+    let offices = catalog::offices(&tx)?;
     let agency = agency(&tx, body, Some(&stored), env)?;
     let terms = terms::check(
         body,
@@ -76,7 +76,7 @@ fn attempt(body: &BookingRequest, id: i64, env: &Env) -> Result<Outcome, Error> 
     )?;
 
     let request = availability::vehicle_request(body.vehicle(), &stored);
-    let mut vehicle = catalogue::vehicle(&tx, &request, Some(&stored))?;
+    let mut vehicle = catalog::vehicle(&tx, &request, Some(&stored))?;
     let plan = availability::plan(
         env.settings.availability,
         &request,
@@ -93,7 +93,7 @@ fn attempt(body: &BookingRequest, id: i64, env: &Env) -> Result<Outcome, Error> 
         hold(&tx, &plan, terms.period, Some(id), unavailable)?,
     );
 
-    let quote = catalogue::price(
+    let quote = catalog::price(
         &tx,
         &terms,
         &vehicle,

@@ -691,7 +691,7 @@ mod tests {
     }
 
     #[test]
-    fn catalogue_collections() {
+    fn catalog_collections() {
         let category = Category {
             id: 2,
             ..Category::default()

@@ -1885,7 +1885,7 @@ fn booking(
             to_date: plan.to,
             tariff,
             requested_additionals: &requested,
-            catalogue: &demo.additionals,
+            catalog: &demo.additionals,
             delivery_place: &delivery_place,
             return_place: &return_place,
             local_times: LocalTimes::at_offices(plan.from, plan.to, zone, zone),
@@ -2040,7 +2040,7 @@ mod tests {
     }
 
     #[test]
-    fn catalogue_counts() {
+    fn catalog_counts() {
         let demo = demo();
         let active: Vec<_> = demo.offices.iter().filter(|o| o.active).collect();
         assert_eq!(active.len(), 3);
@@ -2285,7 +2285,7 @@ mod tests {
     }
 
     #[test]
-    fn bookings_are_consistent_with_their_catalogue() {
+    fn bookings_are_consistent_with_their_catalog() {
         let demo = demo();
         for booking in &demo.bookings {
             let car = booking.car.as_ref().unwrap();

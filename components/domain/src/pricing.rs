@@ -551,7 +551,7 @@ fn checked_sum(amounts: impl IntoIterator<Item = Decimal>) -> Option<Decimal> {
 /// [`ErrorCode::AdditionalMaxQuantityExceeded`] (32). All name `Additionals`.
 fn taken_additionals<'a>(
     requested: &[BookingAdditional],
-    catalogue: &'a [Additional],
+    catalog: &'a [Additional],
 ) -> Result<Vec<(&'a Additional, i64)>, ApiError> {
     let mut quantities: BTreeMap<i64, i64> = BTreeMap::new();
     for taken in requested {
@@ -562,7 +562,7 @@ fn taken_additionals<'a>(
                 format!("the quantity of additional {id} must not be negative"),
             ));
         }
-        if !catalogue.iter().any(|additional| additional.id == id) {
+        if !catalog.iter().any(|additional| additional.id == id) {
             return Err(ApiError::new(ErrorCode::AdditionalNotFound)
                 .with_field(ADDITIONALS)
                 .with_detail(format!("no additional has Id {id}")));
@@ -573,7 +573,7 @@ fn taken_additionals<'a>(
             .ok_or_else(|| out_of_range(ADDITIONALS))?;
     }
     let mut seen = BTreeSet::new();
-    let mut taken: Vec<(&Additional, i64)> = catalogue
+    let mut taken: Vec<(&Additional, i64)> = catalog
         .iter()
         .filter(|additional| seen.insert(additional.id))
         .filter_map(|additional| {
@@ -696,7 +696,7 @@ pub struct QuoteRequest<'a> {
     /// The request's `Additionals`: only `Additional.Id` and `Quantity` are read.
     pub requested_additionals: &'a [BookingAdditional],
     /// The tenant's additionals.
-    pub catalogue: &'a [Additional],
+    pub catalog: &'a [Additional],
     /// `DeliveryPlace`, as the catalogue has it (its `Price` and `BranchOfficeId` are read).
     pub delivery_place: &'a Place,
     /// `ReturnPlace`, as the catalogue has it.
@@ -766,7 +766,7 @@ pub fn quote(request: &QuoteRequest<'_>, settings: &PricingSettings) -> Result<Q
         .ok_or_else(|| ApiError::new(ErrorCode::TariffNotFound))?;
     let currency = quote_currency(tariff, settings)?;
     let brackets = applied_brackets(tariff, days)?;
-    let taken = taken_additionals(request.requested_additionals, request.catalogue)?;
+    let taken = taken_additionals(request.requested_additionals, request.catalog)?;
     let mut lines = Lines {
         minor_units: minor_units(&currency),
         items: Vec::new(),
@@ -1122,7 +1122,7 @@ mod tests {
     /// 1 basic insurance 12.00/day (required), 3 GPS 5.00/day (max 1, stock 10), 4 child seat
     /// 4.50/day (max 2, stock 12), 5 additional driver 20.00 per booking (max 2), 6 snow
     /// chains 15.00 per booking (no per-booking limit, stock 2).
-    fn catalogue() -> Vec<Additional> {
+    fn catalog() -> Vec<Additional> {
         vec![
             Additional {
                 is_required: true,
@@ -1163,7 +1163,7 @@ mod tests {
         to: DateTime<FixedOffset>,
         tariff: Option<Tariff>,
         requested: Vec<BookingAdditional>,
-        catalogue: Vec<Additional>,
+        catalog: Vec<Additional>,
         delivery: Place,
         ret: Place,
         times: LocalTimes,
@@ -1179,7 +1179,7 @@ mod tests {
                 to: at("2026-03-05T10:00:00Z"),
                 tariff: Some(economy()),
                 requested: Vec::new(),
-                catalogue: catalogue(),
+                catalog: catalog(),
                 delivery: place(3, 1, "0"),
                 ret: place(3, 1, "0"),
                 times: LocalTimes {
@@ -1204,7 +1204,7 @@ mod tests {
                     to_date: self.to,
                     tariff: self.tariff.as_ref(),
                     requested_additionals: &self.requested,
-                    catalogue: &self.catalogue,
+                    catalog: &self.catalog,
                     delivery_place: &self.delivery,
                     return_place: &self.ret,
                     local_times: self.times,
@@ -1804,7 +1804,7 @@ mod tests {
         // A daily amount of 10.005: 1 day = 10.005 -> 10.01. Two one-day lines (brackets 1-1
         // and 2-2) are 10.01 + 10.01 = 20.02, not round(20.01) = 20.01.
         let mut fixture = Fixture::new().days(2);
-        fixture.catalogue.clear();
+        fixture.catalog.clear();
         fixture.tariff = Some(Tariff {
             brackets: vec![
                 TariffBracket {
@@ -1845,7 +1845,7 @@ mod tests {
             }],
             ..economy()
         });
-        fixture.catalogue[0].price = d("1200.5");
+        fixture.catalog[0].price = d("1200.5");
         let quote = fixture.quote().unwrap();
         assert_eq!(quote.currency, "CLP");
         let prices: Vec<String> = quote.lines.iter().map(|l| l.price.to_string()).collect();
@@ -1898,7 +1898,7 @@ mod tests {
     /// A quote of exactly 100.00: one rental line.
     fn hundred() -> Quote {
         let mut fixture = Fixture::new().days(1);
-        fixture.catalogue.clear();
+        fixture.catalog.clear();
         fixture.tariff = Some(Tariff {
             brackets: vec![TariffBracket {
                 days_from: 1,
@@ -2280,10 +2280,10 @@ mod tests {
                 },
             ],
         };
-        let mut catalogue = catalogue();
-        catalogue[0].name = "Seguro básico".to_owned();
-        catalogue[2].name = "Silla para niños".to_owned();
-        catalogue[3].name = "Conductor adicional".to_owned();
+        let mut catalog = catalog();
+        catalog[0].name = "Seguro básico".to_owned();
+        catalog[2].name = "Silla para niños".to_owned();
+        catalog[3].name = "Conductor adicional".to_owned();
         let aep = Place {
             name: "Aeroparque (AEP)".to_owned(),
             ..place(1, 1, "15.00")
@@ -2303,7 +2303,7 @@ mod tests {
             to_date: to,
             tariff: Some(&compact),
             requested_additionals: &requested,
-            catalogue: &catalogue,
+            catalog: &catalog,
             delivery_place: &aep,
             return_place: &cor,
             local_times: LocalTimes::at_offices(from, to, zone, cordoba),

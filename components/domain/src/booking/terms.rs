@@ -310,7 +310,7 @@ fn checked_agency(
 }
 
 /// Prices the booking of `terms` with its `vehicle` (the model's tariff when it has one, else
-/// the category's), the additionals `requested`, the tenant's additionals (`catalogue`) and
+/// the category's), the additionals `requested`, the tenant's additionals (`catalog`) and
 /// `tariffs`, accepting a `sent` price within 1%; then checks the tenant's insurance
 /// requirement on the additionals taken.
 ///
@@ -319,7 +319,7 @@ pub fn price(
     terms: &Terms<'_>,
     vehicle: &Vehicle,
     requested: &[BookingAdditional],
-    catalogue: &[Additional],
+    catalog: &[Additional],
     tariffs: &[Tariff],
     sent: Option<Decimal>,
     rules: &Rules<'_>,
@@ -335,7 +335,7 @@ pub fn price(
             to_date: terms.period.to,
             tariff,
             requested_additionals: requested,
-            catalogue,
+            catalog,
             delivery_place: &terms.delivery.place,
             return_place: &terms.returned.place,
             local_times: terms.local_times,
