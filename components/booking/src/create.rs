@@ -4,19 +4,19 @@ use rental_domain::booking::availability::{self, VehicleRequest};
 use rental_domain::booking::changes;
 use rental_domain::booking::customer::{self, CustomerLookup};
 use rental_domain::booking::request::{BookingRequest, VehicleChoice};
-use rental_domain::booking::response::{self, BookingCreationResponse, PriceResponse};
+use rental_domain::booking::response::PriceResponse;
 use rental_domain::booking::settings::AvailabilityMode;
-use rental_domain::booking::terms::{self, Decision, Vehicle};
+use rental_domain::booking::terms::{self, Decision};
 use rental_domain::collections::{bookings, customers};
 use rental_domain::json::parse_body;
-use rental_domain::{Booking, Customer, CustomerDoc, ErrorCode, Model};
+use rental_domain::{Booking, Customer, ErrorCode, Model};
 use rental_guest::store::{Expect, Mode, Transaction};
 use rental_guest::{Error, Request, Response, json, random, retry_on_conflict};
 
-use crate::availability::{Held, hold};
+use crate::availability::hold;
 use crate::catalog;
 use crate::env::Env;
-use crate::update::record;
+use crate::shared::{agency, answer, record, take};
 
 /// `POST /api/booking/book`: creates a booking and answers it, in full when `FullResponse` is
 /// true, else as a [`BookingCreationResponse`].
@@ -30,15 +30,6 @@ pub fn book(request: &Request) -> Result<Response, Error> {
     let global_id = customer::uuid_v4(random::bytes());
     let booking = retry_on_conflict(|| create(&body, &sent, &global_id, &env))?;
     Ok(answer(booking, body.full_response()))
-}
-
-/// The booking (full or simplified) as the answer of a creation or an update.
-pub fn answer(booking: Booking, full: bool) -> Response {
-    if full {
-        json(200, &response::full(booking))
-    } else {
-        json(200, &BookingCreationResponse::from(&booking))
-    }
 }
 
 /// What a creation must name: its customer and its vehicle.
@@ -123,31 +114,6 @@ fn create(
     )?;
     tx.commit()?;
     Ok(booking)
-}
-
-/// The agency the terms depend on, read (see [`terms::agency_to_read`]).
-pub fn agency(
-    tx: &Transaction,
-    body: &BookingRequest,
-    stored: Option<&Booking>,
-    env: &Env,
-) -> Result<Option<CustomerDoc>, Error> {
-    match terms::agency_to_read(body, stored, &env.settings) {
-        Some(id) => Ok(catalog::customer(tx, id)?.map(|document| document.value)),
-        None => Ok(None),
-    }
-}
-
-/// The vehicle after availability held what it needed.
-pub fn take(vehicle: &mut Vehicle, held: Held) {
-    match held {
-        Held::Unchanged => {}
-        Held::Car(car) => {
-            vehicle.model = Some(car.model.clone());
-            vehicle.car = Some(*car);
-        }
-        Held::Quota => vehicle.car = None,
-    }
 }
 
 /// `POST /api/booking/price`: what `book` would price the same body at, with nothing stored

@@ -12,7 +12,7 @@ use rental_guest::{Error, Request, Response, json, retry_on_conflict};
 
 use crate::catalog;
 use crate::env::Env;
-use crate::update::{record, stored_booking};
+use crate::shared::{record, stored_booking};
 
 /// `POST /api/booking/cancel`.
 pub fn cancel(request: &Request) -> Result<Response, Error> {

@@ -7,14 +7,14 @@ use rental_domain::booking::rules::{self, UpdateAllowed};
 use rental_domain::booking::terms::{self, Decision};
 use rental_domain::booking::{additionals, changes, customer};
 use rental_domain::json::parse_body;
-use rental_domain::{ApiError, Booking, BookingStatus, ErrorCode};
+use rental_domain::{Booking, BookingStatus, ErrorCode};
 use rental_guest::store::{Document, Expect, Mode, Transaction};
-use rental_guest::{Error, Request, Response, comments, retry_on_conflict};
+use rental_guest::{Error, Request, Response, retry_on_conflict};
 
 use crate::availability::hold;
 use crate::catalog;
-use crate::create::{agency, answer, take};
 use crate::env::Env;
+use crate::shared::{agency, answer, record, stored_booking, take};
 
 /// How an update ended.
 enum Outcome {
@@ -136,19 +136,4 @@ fn attempt(body: &BookingRequest, id: i64, env: &Env) -> Result<Outcome, Error> 
     record(&tx, id, texts, env)?;
     tx.commit()?;
     Ok(Outcome::Updated(Box::new(booking)))
-}
-
-/// The stored booking `id`: 22 BookingNotFound when there is none.
-pub fn stored_booking(tx: &Transaction, id: i64) -> Result<Document<Booking>, Error> {
-    tx.get::<Booking>(&id.to_string())?
-        .ok_or_else(|| ApiError::new(ErrorCode::BookingNotFound).into())
-}
-
-/// Records `texts` as comments on booking `id`, numbered by the booking's comment sequence, by
-/// the caller at the request's instant.
-pub fn record(tx: &Transaction, id: i64, texts: Vec<String>, env: &Env) -> Result<(), Error> {
-    for text in texts {
-        comments::add(tx, id, env.now, Some(env.user().to_owned()), text)?;
-    }
-    Ok(())
 }
