@@ -30,8 +30,8 @@ use rental_guest::{Error, Handler, Request, Response};
 struct Booking;
 
 impl Handler for Booking {
-    fn handle(request: Request) -> Response {
-        route(&request).unwrap_or_else(Response::from)
+    fn handle(request: Request) -> Result<Response, Error> {
+        route(&request)
     }
 }
 
