@@ -470,11 +470,7 @@ impl Item {
     ///
     /// Records in `refused` are on lines refused for other reasons: references to them are
     /// not reported again.
-    fn check_references(
-        &self,
-        catalog: &Catalog,
-        refused: &BTreeSet<(Kind, Key)>,
-    ) -> Vec<Problem> {
+    fn check_references(&self, catalog: &Catalog, refused: &BTreeSet<(Kind, Key)>) -> Vec<Problem> {
         let mut problems = Vec::new();
         let mut exists = |path: &str, kind: Kind, key: Key| {
             let target = (kind, key);
@@ -953,19 +949,36 @@ impl Catalog {
     /// kinds in dependency order ([`Kind::ALL`]), ids ascending; `Kind` first, then the other
     /// fields by name.
     pub fn export(&self) -> Result<String, serde_json::Error> {
-        let mut out = header_line(Version::LATEST);
-        out.push('\n');
-        for item in self.items.values() {
-            let fields = serde_json::to_string(&item.fields()?)?;
-            let rest = fields.strip_prefix('{').unwrap_or(&fields);
-            let separator = if rest == "}" { "" } else { "," };
-            out.push_str(&format!(
-                "{{\"Kind\":\"{}\"{separator}{rest}\n",
-                item.kind()
-            ));
-        }
-        Ok(out)
+        write_file(self.items.values())
     }
+}
+
+/// A catalogue file of the latest format version that holds `cars` only, each written as
+/// [`Catalog::export`] writes a car: its `Model` reduced to the `Id`, its office's name left
+/// out. Imported over a catalogue that has their models and offices, it adds the cars.
+pub fn cars_file(cars: impl IntoIterator<Item = Car>) -> Result<String, serde_json::Error> {
+    let items: Vec<Item> = cars
+        .into_iter()
+        .map(|car| Item::Car(Box::new(car)))
+        .collect();
+    write_file(&items)
+}
+
+/// The file of `items` in the latest format version: the header, then one line a record,
+/// `Kind` first, then the other fields by name.
+fn write_file<'a>(items: impl IntoIterator<Item = &'a Item>) -> Result<String, serde_json::Error> {
+    let mut out = header_line(Version::LATEST);
+    out.push('\n');
+    for item in items {
+        let fields = serde_json::to_string(&item.fields()?)?;
+        let rest = fields.strip_prefix('{').unwrap_or(&fields);
+        let separator = if rest == "}" { "" } else { "," };
+        out.push_str(&format!(
+            "{{\"Kind\":\"{}\"{separator}{rest}\n",
+            item.kind()
+        ));
+    }
+    Ok(out)
 }
 
 /// The text of a catalogue file: UTF-8, without a byte-order mark if it starts with one.
