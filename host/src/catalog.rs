@@ -5,7 +5,7 @@ use std::io::Write as _;
 use std::path::Path;
 
 use anyhow::Context as _;
-use rental_domain::catalog::{self, Catalogue, Kind};
+use rental_domain::catalog::{self, Catalog, Kind};
 use rental_domain::store::KeyRange;
 
 use crate::storage::Storage;
@@ -53,7 +53,7 @@ pub async fn export(storage: &Storage, tenant: &str, output: Option<&Path>) -> a
 }
 
 /// The tenant's catalogue as stored, read in one read-only transaction.
-async fn stored(storage: &Storage, tenant: &str) -> anyhow::Result<Catalogue> {
+async fn stored(storage: &Storage, tenant: &str) -> anyhow::Result<Catalog> {
     let mut tx = storage.begin(tenant, Mode::ReadOnly).await?;
     let mut documents = Vec::new();
     for (collection, index) in catalog::COLLECTIONS {
@@ -79,7 +79,7 @@ async fn stored(storage: &Storage, tenant: &str) -> anyhow::Result<Catalogue> {
         }
     }
     tx.commit().await?;
-    Ok(Catalogue::from_documents(
+    Ok(Catalog::from_documents(
         documents
             .iter()
             .map(|(collection, body)| (*collection, body.as_str())),

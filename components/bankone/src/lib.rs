@@ -49,10 +49,10 @@ struct Payment {
 struct BankOne;
 
 impl Handler for BankOne {
-    fn handle(request: Request) -> Response {
+    fn handle(request: Request) -> Result<Response, Error> {
         match request.path.as_str() {
-            "/api/bankone/webhooks" => webhook(&request).unwrap_or_else(Response::from),
-            _ => Response::not_found(),
+            "/api/bankone/webhooks" => webhook(&request),
+            _ => Ok(Response::not_found()),
         }
     }
 }

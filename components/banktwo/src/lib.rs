@@ -49,10 +49,10 @@ struct Notification {
 struct BankTwo;
 
 impl Handler for BankTwo {
-    fn handle(request: Request) -> Response {
+    fn handle(request: Request) -> Result<Response, Error> {
         match request.path.as_str() {
-            "/api/v1/banktwo/webhooks" => webhook(&request).unwrap_or_else(Response::from),
-            _ => Response::not_found(),
+            "/api/v1/banktwo/webhooks" => webhook(&request),
+            _ => Ok(Response::not_found()),
         }
     }
 }

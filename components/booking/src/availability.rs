@@ -26,7 +26,7 @@ use rental_domain::{ApiError, Booking, Car, Category, ErrorCode, Stored};
 use rental_guest::Error;
 use rental_guest::store::{Expect, Range, Transaction};
 
-use crate::catalogue;
+use crate::catalog;
 
 /// What was held.
 pub enum Held {
@@ -60,7 +60,7 @@ pub fn hold(
             if let Some(category) = quota {
                 slot.quota(*category)?;
             }
-            let car = catalogue::get::<Car>(tx, car)?
+            let car = catalog::get::<Car>(tx, car)?
                 .ok_or_else(|| ApiError::new(ErrorCode::CarNotFound).with_field(fields::CAR_ID))?;
             if availability::in_service(&car, period) && slot.car(&car)? {
                 Ok(Held::Car(Box::new(car)))
@@ -70,13 +70,13 @@ pub fn hold(
         }
         Plan::FreeCar { scope, keep } => {
             let (cars, principal) = match *scope {
-                Scope::Model(model) => (catalogue::cars_of(tx, model)?, None),
+                Scope::Model(model) => (catalog::cars_of(tx, model)?, None),
                 Scope::Category(category) => {
                     let mut cars = Vec::new();
-                    for model in catalogue::models_of(tx, category)? {
-                        cars.extend(catalogue::cars_of(tx, model.id)?);
+                    for model in catalog::models_of(tx, category)? {
+                        cars.extend(catalog::cars_of(tx, model.id)?);
                     }
-                    let principal = catalogue::get::<Category>(tx, &category.to_string())?
+                    let principal = catalog::get::<Category>(tx, &category.to_string())?
                         .and_then(|category| category.principal_model_id);
                     (cars, principal)
                 }
@@ -139,8 +139,8 @@ impl Slot<'_> {
             bookings::category_ending_after(category, self.period.from),
         ))?;
         let mut capacity = 0;
-        for model in catalogue::models_of(self.tx, category)? {
-            capacity += catalogue::cars_of(self.tx, model.id)?
+        for model in catalog::models_of(self.tx, category)? {
+            capacity += catalog::cars_of(self.tx, model.id)?
                 .iter()
                 .filter(|car| availability::in_service(car, self.period))
                 .count();

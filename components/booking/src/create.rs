@@ -4,19 +4,19 @@ use rental_domain::booking::availability::{self, VehicleRequest};
 use rental_domain::booking::changes;
 use rental_domain::booking::customer::{self, CustomerLookup};
 use rental_domain::booking::request::{BookingRequest, VehicleChoice};
-use rental_domain::booking::response::{self, BookingCreationResponse, PriceResponse};
+use rental_domain::booking::response::PriceResponse;
 use rental_domain::booking::settings::AvailabilityMode;
-use rental_domain::booking::terms::{self, Decision, Vehicle};
+use rental_domain::booking::terms::{self, Decision};
 use rental_domain::collections::{bookings, customers};
 use rental_domain::json::parse_body;
-use rental_domain::{Booking, Customer, CustomerDoc, ErrorCode, Model};
+use rental_domain::{Booking, Customer, ErrorCode, Model};
 use rental_guest::store::{Expect, Mode, Transaction};
 use rental_guest::{Error, Request, Response, json, random, retry_on_conflict};
 
-use crate::availability::{Held, hold};
-use crate::catalogue;
+use crate::availability::hold;
+use crate::catalog;
 use crate::env::Env;
-use crate::update::record;
+use crate::shared::{agency, answer, record, take};
 
 /// `POST /api/booking/book`: creates a booking and answers it, in full when `FullResponse` is
 /// true, else as a [`BookingCreationResponse`].
@@ -30,15 +30,6 @@ pub fn book(request: &Request) -> Result<Response, Error> {
     let global_id = customer::uuid_v4(random::bytes());
     let booking = retry_on_conflict(|| create(&body, &sent, &global_id, &env))?;
     Ok(answer(booking, body.full_response()))
-}
-
-/// The booking (full or simplified) as the answer of a creation or an update.
-pub fn answer(booking: Booking, full: bool) -> Response {
-    if full {
-        json(200, &response::full(booking))
-    } else {
-        json(200, &BookingCreationResponse::from(&booking))
-    }
 }
 
 /// What a creation must name: its customer and its vehicle.
@@ -57,7 +48,7 @@ fn create(
     let tx = Transaction::begin(Mode::ReadWrite)?;
     let rules = env.rules();
     let lookup = CustomerLookup::of(sent.customer);
-    let (customer, new_customer) = match catalogue::existing_customer(&tx, &lookup)? {
+    let (customer, new_customer) = match catalog::existing_customer(&tx, &lookup)? {
         Some(found) => (found.value.customer, None),
         None => {
             let doc =
@@ -65,12 +56,12 @@ fn create(
             (doc.customer.clone(), Some(doc))
         }
     };
-    let offices = catalogue::offices(&tx)?;
+    let offices = catalog::offices(&tx)?;
     let agency = agency(&tx, body, None, env)?;
     let terms = terms::check(body, None, &customer, agency.as_ref(), &offices, &rules)?;
 
     let request = VehicleRequest::from(sent.vehicle.clone());
-    let mut vehicle = catalogue::vehicle(&tx, &request, None)?;
+    let mut vehicle = catalog::vehicle(&tx, &request, None)?;
     let plan = availability::plan(
         env.settings.availability,
         &request,
@@ -83,7 +74,7 @@ fn create(
         hold(&tx, &plan, terms.period, None, ErrorCode::CarNotAvailable)?,
     );
 
-    let quote = catalogue::price(
+    let quote = catalog::price(
         &tx,
         &terms,
         &vehicle,
@@ -125,31 +116,6 @@ fn create(
     Ok(booking)
 }
 
-/// The agency the terms depend on, read (see [`terms::agency_to_read`]).
-pub fn agency(
-    tx: &Transaction,
-    body: &BookingRequest,
-    stored: Option<&Booking>,
-    env: &Env,
-) -> Result<Option<CustomerDoc>, Error> {
-    match terms::agency_to_read(body, stored, &env.settings) {
-        Some(id) => Ok(catalogue::customer(tx, id)?.map(|document| document.value)),
-        None => Ok(None),
-    }
-}
-
-/// The vehicle after availability held what it needed.
-pub fn take(vehicle: &mut Vehicle, held: Held) {
-    match held {
-        Held::Unchanged => {}
-        Held::Car(car) => {
-            vehicle.model = Some(car.model.clone());
-            vehicle.car = Some(*car);
-        }
-        Held::Quota => vehicle.car = None,
-    }
-}
-
 /// `POST /api/booking/price`: what `book` would price the same body at, with nothing stored
 /// and no availability check. A vehicle named by category only is priced as its principal
 /// model in model-based availability (whose cars a booking is offered first).
@@ -162,21 +128,21 @@ pub fn price(request: &Request) -> Result<Response, Error> {
         let rules = env.rules();
         let customer = match body.customer.as_ref().map(CustomerLookup::of) {
             None | Some(CustomerLookup::New) => body.customer.clone().unwrap_or_default(),
-            Some(lookup) => catalogue::existing_customer(&tx, &lookup)?
+            Some(lookup) => catalog::existing_customer(&tx, &lookup)?
                 .map(|found| found.value.customer)
                 .unwrap_or_default(),
         };
-        let offices = catalogue::offices(&tx)?;
+        let offices = catalog::offices(&tx)?;
         let agency = agency(&tx, &body, None, &env)?;
         let terms = terms::check(&body, None, &customer, agency.as_ref(), &offices, &rules)?;
-        let mut vehicle = catalogue::vehicle(&tx, &VehicleRequest::from(vehicle.clone()), None)?;
+        let mut vehicle = catalog::vehicle(&tx, &VehicleRequest::from(vehicle.clone()), None)?;
         if env.settings.availability == AvailabilityMode::Model && vehicle.model.is_none() {
             vehicle.model = match vehicle.category.principal_model_id {
-                Some(id) => catalogue::get::<Model>(&tx, &id.to_string())?,
+                Some(id) => catalog::get::<Model>(&tx, &id.to_string())?,
                 None => None,
             };
         }
-        catalogue::price(
+        catalog::price(
             &tx,
             &terms,
             &vehicle,

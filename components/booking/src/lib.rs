@@ -6,6 +6,9 @@
 //! - `POST /api/booking/cancel`, `POST /api/operations/deliver`,
 //!   `POST /api/operations/return` (module `operations`).
 //!
+//! What these share (reading the stored booking and the agency, recording comments,
+//! answering) is in module `shared`, and reading the catalogue in module `catalog`.
+//!
 //! Each request parses its body with the domain's request models, reads what it needs, lets
 //! the domain's booking rules decide and writes the outcome, all in one store transaction that
 //! [`rental_guest::retry_on_conflict`] runs again when a concurrent one wins. The rules live in
@@ -13,11 +16,12 @@
 //! has authenticated the caller and checked the permission before the component runs.
 
 mod availability;
-mod catalogue;
+mod catalog;
 mod create;
 mod env;
 mod operations;
 mod read;
+mod shared;
 mod update;
 
 use rental_guest::{Error, Handler, Request, Response};
@@ -26,8 +30,8 @@ use rental_guest::{Error, Handler, Request, Response};
 struct Booking;
 
 impl Handler for Booking {
-    fn handle(request: Request) -> Response {
-        route(&request).unwrap_or_else(Response::from)
+    fn handle(request: Request) -> Result<Response, Error> {
+        route(&request)
     }
 }
 

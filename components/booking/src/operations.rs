@@ -10,9 +10,9 @@ use rental_domain::{Booking, BranchOfficeDoc, Car};
 use rental_guest::store::{Document, Expect, Mode, Transaction};
 use rental_guest::{Error, Request, Response, json, retry_on_conflict};
 
-use crate::catalogue;
+use crate::catalog;
 use crate::env::Env;
-use crate::update::{record, stored_booking};
+use crate::shared::{record, stored_booking};
 
 /// `POST /api/booking/cancel`.
 pub fn cancel(request: &Request) -> Result<Response, Error> {
@@ -57,10 +57,8 @@ pub fn return_car(request: &Request) -> Result<Response, Error> {
     let operation = body.operation(env.now)?;
     operate(operation.booking_id, &env, |tx, stored, booking| {
         operations::check_return(stored, &operation, env.now)?;
-        let office = catalogue::get::<BranchOfficeDoc>(
-            tx,
-            &stored.return_place.branch_office_id.to_string(),
-        )?;
+        let office =
+            catalog::get::<BranchOfficeDoc>(tx, &stored.return_place.branch_office_id.to_string())?;
         let mut car = fleet_car(tx, stored)?;
         operations::return_car(
             booking,

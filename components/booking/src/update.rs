@@ -7,14 +7,14 @@ use rental_domain::booking::rules::{self, UpdateAllowed};
 use rental_domain::booking::terms::{self, Decision};
 use rental_domain::booking::{additionals, changes, customer};
 use rental_domain::json::parse_body;
-use rental_domain::{ApiError, Booking, BookingStatus, ErrorCode};
+use rental_domain::{Booking, BookingStatus, ErrorCode};
 use rental_guest::store::{Document, Expect, Mode, Transaction};
-use rental_guest::{Error, Request, Response, comments, retry_on_conflict};
+use rental_guest::{Error, Request, Response, retry_on_conflict};
 
 use crate::availability::hold;
-use crate::catalogue;
-use crate::create::{agency, answer, take};
+use crate::catalog;
 use crate::env::Env;
+use crate::shared::{agency, answer, record, stored_booking, take};
 
 /// How an update ended.
 enum Outcome {
@@ -53,7 +53,7 @@ fn attempt(body: &BookingRequest, id: i64, env: &Env) -> Result<Outcome, Error> 
     let rules = env.rules();
 
     // Rule 6: the customer's name and e-mail, by the user who created the customer.
-    let customer_doc = catalogue::customer(&tx, stored.customer.id)?;
+    let customer_doc = catalog::customer(&tx, stored.customer.id)?;
     let changed_customer = match &customer_doc {
         Some(doc) => {
             customer::contact_changes(&doc.value, body.customer.as_ref(), env.caller.user_id)?
@@ -64,7 +64,7 @@ fn attempt(body: &BookingRequest, id: i64, env: &Env) -> Result<Outcome, Error> 
         .clone()
         .unwrap_or_else(|| stored.customer.clone());
 
-    let offices = catalogue::offices(&tx)?;
+    let offices = catalog::offices(&tx)?;
     let agency = agency(&tx, body, Some(&stored), env)?;
     let terms = terms::check(
         body,
@@ -76,7 +76,7 @@ fn attempt(body: &BookingRequest, id: i64, env: &Env) -> Result<Outcome, Error> 
     )?;
 
     let request = availability::vehicle_request(body.vehicle(), &stored);
-    let mut vehicle = catalogue::vehicle(&tx, &request, Some(&stored))?;
+    let mut vehicle = catalog::vehicle(&tx, &request, Some(&stored))?;
     let plan = availability::plan(
         env.settings.availability,
         &request,
@@ -93,7 +93,7 @@ fn attempt(body: &BookingRequest, id: i64, env: &Env) -> Result<Outcome, Error> 
         hold(&tx, &plan, terms.period, Some(id), unavailable)?,
     );
 
-    let quote = catalogue::price(
+    let quote = catalog::price(
         &tx,
         &terms,
         &vehicle,
@@ -136,19 +136,4 @@ fn attempt(body: &BookingRequest, id: i64, env: &Env) -> Result<Outcome, Error> 
     record(&tx, id, texts, env)?;
     tx.commit()?;
     Ok(Outcome::Updated(Box::new(booking)))
-}
-
-/// The stored booking `id`: 22 BookingNotFound when there is none.
-pub fn stored_booking(tx: &Transaction, id: i64) -> Result<Document<Booking>, Error> {
-    tx.get::<Booking>(&id.to_string())?
-        .ok_or_else(|| ApiError::new(ErrorCode::BookingNotFound).into())
-}
-
-/// Records `texts` as comments on booking `id`, numbered by the booking's comment sequence, by
-/// the caller at the request's instant.
-pub fn record(tx: &Transaction, id: i64, texts: Vec<String>, env: &Env) -> Result<(), Error> {
-    for text in texts {
-        comments::add(tx, id, env.now, Some(env.user().to_owned()), text)?;
-    }
-    Ok(())
 }

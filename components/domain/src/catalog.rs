@@ -5,12 +5,12 @@
 //! A line holds a record's own fields only: references to other records are `{"Id": n}`
 //! objects or ids, and what the stored documents repeat from other records (an office's
 //! places, a category's models, a model's category, a car's model and office name, a place's
-//! office name and IATA code) is derived again by [`Catalogue::records`], which is also how the
-//! stored catalogue reads back ([`Catalogue::from_documents`]).
+//! office name and IATA code) is derived again by [`Catalog::records`], which is also how the
+//! stored catalogue reads back ([`Catalog::from_documents`]).
 //!
 //! Pure: the host reads the file and the tenant's stored catalogue, [`import`] parses and
 //! validates the file and merges it over the stored catalogue, and the host writes
-//! [`Catalogue::records`] in one transaction.
+//! [`Catalog::records`] in one transaction.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -198,11 +198,11 @@ impl fmt::Display for LineError {
 
 /// Why a file was refused: every problem found, in line order.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub struct InvalidCatalogue {
+pub struct InvalidCatalog {
     pub errors: Vec<LineError>,
 }
 
-impl fmt::Display for InvalidCatalogue {
+impl fmt::Display for InvalidCatalog {
     /// One error a line, at most [`MAX_ERRORS`], then how many more there are.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let count = self.errors.len();
@@ -222,7 +222,7 @@ impl fmt::Display for InvalidCatalogue {
 }
 
 /// One record of the catalogue, as its API model. Derived fields may hold anything: a line
-/// never carries them and [`Catalogue::records`] derives them again.
+/// never carries them and [`Catalog::records`] derives them again.
 #[derive(Debug, Clone, PartialEq)]
 enum Item {
     BranchOffice(BranchOfficeDoc),
@@ -466,19 +466,15 @@ impl Item {
         problems
     }
 
-    /// The rules that involve other records of `catalogue`.
+    /// The rules that involve other records of `catalog`.
     ///
     /// Records in `refused` are on lines refused for other reasons: references to them are
     /// not reported again.
-    fn check_references(
-        &self,
-        catalogue: &Catalogue,
-        refused: &BTreeSet<(Kind, Key)>,
-    ) -> Vec<Problem> {
+    fn check_references(&self, catalog: &Catalog, refused: &BTreeSet<(Kind, Key)>) -> Vec<Problem> {
         let mut problems = Vec::new();
         let mut exists = |path: &str, kind: Kind, key: Key| {
             let target = (kind, key);
-            if !catalogue.items.contains_key(&target) && !refused.contains(&target) {
+            if !catalog.items.contains_key(&target) && !refused.contains(&target) {
                 let (kind, key) = target;
                 problems.push(Problem::own(
                     path,
@@ -513,7 +509,7 @@ impl Item {
                 exists("CategoryId", Kind::Category, Key::Int(tariff.category_id));
                 if let Some(id) = tariff.model_id {
                     exists("ModelId", Kind::Model, Key::Int(id));
-                    if let Some(model) = catalogue.model(id) {
+                    if let Some(model) = catalog.model(id) {
                         let category = model.category.as_ref().map(|c| c.id);
                         if category != Some(tariff.category_id) {
                             problems.push(Problem {
@@ -778,11 +774,11 @@ fn read_value(
 
 /// A tenant's catalogue: every record by kind and id.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Catalogue {
+pub struct Catalog {
     items: BTreeMap<(Kind, Key), Item>,
 }
 
-impl Catalogue {
+impl Catalog {
     /// The catalogue of stored documents, given as `(collection, body)` from the collections
     /// of [`COLLECTIONS`].
     ///
@@ -791,13 +787,13 @@ impl Catalogue {
     pub fn from_documents<'a>(
         documents: impl IntoIterator<Item = (&'a str, &'a str)>,
     ) -> Result<Self, serde_json::Error> {
-        let mut catalogue = Self::default();
+        let mut catalog = Self::default();
         for (collection, body) in documents {
             let item = match collection {
                 collections::branch_offices::COLLECTION => {
                     let mut doc: BranchOfficeDoc = serde_json::from_str(body)?;
                     for place in std::mem::take(&mut doc.office.places) {
-                        catalogue.insert(Item::Place(place));
+                        catalog.insert(Item::Place(place));
                     }
                     Item::BranchOffice(doc)
                 }
@@ -814,9 +810,9 @@ impl Catalogue {
                     )));
                 }
             };
-            catalogue.insert(item);
+            catalog.insert(item);
         }
-        Ok(catalogue)
+        Ok(catalog)
     }
 
     fn insert(&mut self, item: Item) {
@@ -953,29 +949,46 @@ impl Catalogue {
     /// kinds in dependency order ([`Kind::ALL`]), ids ascending; `Kind` first, then the other
     /// fields by name.
     pub fn export(&self) -> Result<String, serde_json::Error> {
-        let mut out = header_line(Version::LATEST);
-        out.push('\n');
-        for item in self.items.values() {
-            let fields = serde_json::to_string(&item.fields()?)?;
-            let rest = fields.strip_prefix('{').unwrap_or(&fields);
-            let separator = if rest == "}" { "" } else { "," };
-            out.push_str(&format!(
-                "{{\"Kind\":\"{}\"{separator}{rest}\n",
-                item.kind()
-            ));
-        }
-        Ok(out)
+        write_file(self.items.values())
     }
+}
+
+/// A catalogue file of the latest format version that holds `cars` only, each written as
+/// [`Catalog::export`] writes a car: its `Model` reduced to the `Id`, its office's name left
+/// out. Imported over a catalogue that has their models and offices, it adds the cars.
+pub fn cars_file(cars: impl IntoIterator<Item = Car>) -> Result<String, serde_json::Error> {
+    let items: Vec<Item> = cars
+        .into_iter()
+        .map(|car| Item::Car(Box::new(car)))
+        .collect();
+    write_file(&items)
+}
+
+/// The file of `items` in the latest format version: the header, then one line a record,
+/// `Kind` first, then the other fields by name.
+fn write_file<'a>(items: impl IntoIterator<Item = &'a Item>) -> Result<String, serde_json::Error> {
+    let mut out = header_line(Version::LATEST);
+    out.push('\n');
+    for item in items {
+        let fields = serde_json::to_string(&item.fields()?)?;
+        let rest = fields.strip_prefix('{').unwrap_or(&fields);
+        let separator = if rest == "}" { "" } else { "," };
+        out.push_str(&format!(
+            "{{\"Kind\":\"{}\"{separator}{rest}\n",
+            item.kind()
+        ));
+    }
+    Ok(out)
 }
 
 /// The text of a catalogue file: UTF-8, without a byte-order mark if it starts with one.
 ///
 /// Errors: bytes that are not UTF-8, naming the line where they are.
-pub fn decode(bytes: &[u8]) -> Result<&str, InvalidCatalogue> {
+pub fn decode(bytes: &[u8]) -> Result<&str, InvalidCatalog> {
     let text = std::str::from_utf8(bytes).map_err(|error| {
         let valid = bytes.get(..error.valid_up_to()).unwrap_or_default();
         let line = valid.iter().filter(|byte| **byte == b'\n').count() + 1;
-        InvalidCatalogue {
+        InvalidCatalog {
             errors: vec![LineError::new(line, "", "is not UTF-8 text")],
         }
     })?;
@@ -989,8 +1002,8 @@ pub fn decode(bytes: &[u8]) -> Result<&str, InvalidCatalogue> {
 /// that is not JSON, an unknown `Kind`, unknown or missing fields, values of the wrong type,
 /// the domain rules of each record, an id twice in the file, references to records neither in
 /// the file nor in `existing`, and records of `existing` that the file's changes contradict.
-pub fn import(text: &str, existing: Catalogue) -> Result<Catalogue, InvalidCatalogue> {
-    let fail = |errors| Err(InvalidCatalogue { errors });
+pub fn import(text: &str, existing: Catalog) -> Result<Catalog, InvalidCatalog> {
+    let fail = |errors| Err(InvalidCatalog { errors });
     let mut lines = text
         .lines()
         .enumerate()
@@ -1012,7 +1025,7 @@ pub fn import(text: &str, existing: Catalogue) -> Result<Catalogue, InvalidCatal
     let mut errors = Vec::new();
     let mut origin: BTreeMap<(Kind, Key), usize> = BTreeMap::new();
     let mut claimed = BTreeSet::new();
-    let mut catalogue = existing;
+    let mut catalog = existing;
     for (number, line) in lines {
         if line.trim().is_empty() {
             continue;
@@ -1028,7 +1041,7 @@ pub fn import(text: &str, existing: Catalogue) -> Result<Catalogue, InvalidCatal
                     ));
                 } else {
                     origin.insert(key, number);
-                    catalogue.insert(item);
+                    catalog.insert(item);
                 }
             }
             Err((claim, line_errors)) => {
@@ -1038,8 +1051,8 @@ pub fn import(text: &str, existing: Catalogue) -> Result<Catalogue, InvalidCatal
         }
     }
     let mut reported = BTreeSet::new();
-    for (key, item) in &catalogue.items {
-        for problem in item.check_references(&catalogue, &claimed) {
+    for (key, item) in &catalog.items {
+        for problem in item.check_references(&catalog, &claimed) {
             let error = match (
                 origin.get(key),
                 problem.other.as_ref().and_then(|other| origin.get(other)),
@@ -1061,7 +1074,7 @@ pub fn import(text: &str, existing: Catalogue) -> Result<Catalogue, InvalidCatal
         }
     }
     if errors.is_empty() {
-        Ok(catalogue)
+        Ok(catalog)
     } else {
         errors.sort_by_key(|error| error.line);
         fail(errors)

@@ -201,8 +201,8 @@ pub fn json<T: Serialize + ?Sized>(status: u16, value: &T) -> Response {
 /// Export it with [`export_handler!`](crate::export_handler). A panic inside `handle` traps
 /// the component before any response is sent; the host answers 500 with ErrorCode 99.
 pub trait Handler {
-    /// Answers one request.
-    fn handle(request: Request) -> Response;
+    /// Answers one request; an error is answered as [`Response::from`] maps it.
+    fn handle(request: Request) -> Result<Response, Error>;
 }
 
 /// Adapts a [`Handler`] to the `wasi:http/incoming-handler` export; used by
@@ -212,10 +212,9 @@ pub struct Export<H>(PhantomData<H>);
 
 impl<H: Handler> Guest for Export<H> {
     fn handle(request: IncomingRequest, response_out: ResponseOutparam) {
-        let response = match Request::read(&request) {
-            Ok(request) => H::handle(request),
-            Err(error) => error.into_response(),
-        };
+        let response = Request::read(&request)
+            .and_then(H::handle)
+            .unwrap_or_else(Response::from);
         with_correlation_id(response).send(response_out);
     }
 }
@@ -253,7 +252,8 @@ macro_rules! export_handler {
             $crate::__private::wasip2::http::proxy::export!(RentalGuestHttpExport);
         };
         #[cfg(not(target_arch = "wasm32"))]
-        const _: fn($crate::Request) -> $crate::Response = <$handler as $crate::Handler>::handle;
+        const _: fn($crate::Request) -> ::core::result::Result<$crate::Response, $crate::Error> =
+            <$handler as $crate::Handler>::handle;
     };
 }
 

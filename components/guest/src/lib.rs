@@ -22,8 +22,10 @@
 //! struct Component;
 //!
 //! impl rental_guest::Handler for Component {
-//!     fn handle(request: rental_guest::Request) -> rental_guest::Response {
-//!         rental_guest::Response::not_found()
+//!     fn handle(
+//!         request: rental_guest::Request,
+//!     ) -> Result<rental_guest::Response, rental_guest::Error> {
+//!         Ok(rental_guest::Response::not_found())
 //!     }
 //! }
 //!

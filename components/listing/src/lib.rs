@@ -22,8 +22,8 @@ use rental_guest::{Error, Handler, Request, Response};
 struct Listing;
 
 impl Handler for Listing {
-    fn handle(request: Request) -> Response {
-        route(&request).unwrap_or_else(Response::from)
+    fn handle(request: Request) -> Result<Response, Error> {
+        route(&request)
     }
 }
 

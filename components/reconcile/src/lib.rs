@@ -38,29 +38,33 @@ enum Outcome {
 struct Reconcile;
 
 impl Handler for Reconcile {
-    fn handle(request: Request) -> Response {
+    fn handle(request: Request) -> Result<Response, Error> {
         if request.path != PATH || request.method != "POST" {
-            return Response::not_found();
+            return Ok(Response::not_found());
         }
         let message: ReconcileMessage = match serde_json::from_slice(&request.body) {
             Ok(message) => message,
-            Err(error) => return refused(format!("not a {} message: {error}", payments::TOPIC)),
+            Err(error) => {
+                return Ok(refused(format!(
+                    "not a {} message: {error}",
+                    payments::TOPIC
+                )));
+            }
         };
-        match reconcile(&message, Utc::now().fixed_offset()) {
-            Ok(Outcome::Credited { confirmed }) => json(
+        Ok(match reconcile(&message, Utc::now().fixed_offset())? {
+            Outcome::Credited { confirmed } => json(
                 200,
                 &json!({ "Outcome": "credited", "Confirmed": confirmed }),
             ),
-            Ok(Outcome::AlreadyCredited) => {
+            Outcome::AlreadyCredited => {
                 log(format_args!(
                     "reconcile: payment {}:{} was credited before",
                     message.bank, message.external_id
                 ));
                 json(200, &json!({ "Outcome": "already credited" }))
             }
-            Ok(Outcome::Refused(reason)) => refused(reason),
-            Err(error) => error.into_response(),
-        }
+            Outcome::Refused(reason) => refused(reason),
+        })
     }
 }
 

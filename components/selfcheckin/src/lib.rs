@@ -20,8 +20,8 @@ use rental_guest::{Error, Handler, Request, Response, comments, json, retry_on_c
 struct SelfCheckin;
 
 impl Handler for SelfCheckin {
-    fn handle(request: Request) -> Response {
-        route(&request).unwrap_or_else(Response::from)
+    fn handle(request: Request) -> Result<Response, Error> {
+        route(&request)
     }
 }
 

@@ -27,10 +27,10 @@ fn changed(number: usize, change: impl FnOnce(&mut Map<String, Value>)) -> Strin
 }
 
 fn errors(text: &str) -> Vec<String> {
-    errors_over(text, Catalogue::default())
+    errors_over(text, Catalog::default())
 }
 
-fn errors_over(text: &str, existing: Catalogue) -> Vec<String> {
+fn errors_over(text: &str, existing: Catalog) -> Vec<String> {
     import(text, existing)
         .unwrap_err()
         .errors
@@ -56,8 +56,8 @@ fn record(records: &[Record], collection: &str, id: &str) -> Value {
 
 #[test]
 fn the_documented_example_imports_and_exports_unchanged() {
-    let catalogue = import(&example(), Catalogue::default()).unwrap();
-    assert_eq!(catalogue.export().unwrap(), example());
+    let catalog = import(&example(), Catalog::default()).unwrap();
+    assert_eq!(catalog.export().unwrap(), example());
     for (kind, count) in [
         (Kind::BranchOffice, 1),
         (Kind::Place, 2),
@@ -67,13 +67,13 @@ fn the_documented_example_imports_and_exports_unchanged() {
         (Kind::Additional, 1),
         (Kind::Tariff, 1),
     ] {
-        assert_eq!(catalogue.count(kind), count, "{kind}");
+        assert_eq!(catalog.count(kind), count, "{kind}");
     }
 }
 
 #[test]
 fn records_repeat_what_the_api_returns_from_other_records() {
-    let records = import(&example(), Catalogue::default())
+    let records = import(&example(), Catalog::default())
         .unwrap()
         .records()
         .unwrap();
@@ -115,13 +115,13 @@ fn records_repeat_what_the_api_returns_from_other_records() {
 }
 
 #[test]
-fn stored_documents_read_back_to_the_same_catalogue() {
-    let catalogue = import(&example(), Catalogue::default()).unwrap();
-    let records = catalogue.records().unwrap();
-    let back = Catalogue::from_documents(documents(&records)).unwrap();
+fn stored_documents_read_back_to_the_same_catalog() {
+    let catalog = import(&example(), Catalog::default()).unwrap();
+    let records = catalog.records().unwrap();
+    let back = Catalog::from_documents(documents(&records)).unwrap();
     assert_eq!(back.records().unwrap(), records);
     assert_eq!(back.export().unwrap(), example());
-    assert!(Catalogue::from_documents([("bookings", "{}")]).is_err());
+    assert!(Catalog::from_documents([("bookings", "{}")]).is_err());
 }
 
 #[test]
@@ -133,8 +133,8 @@ fn lines_may_come_in_any_order_with_blank_lines_and_crlf() {
         text.push_str(line);
         text.push_str("\r\n   \r\n");
     }
-    let catalogue = import(&text, Catalogue::default()).unwrap();
-    assert_eq!(catalogue.export().unwrap(), original);
+    let catalog = import(&text, Catalog::default()).unwrap();
+    assert_eq!(catalog.export().unwrap(), original);
 }
 
 #[test]
@@ -325,7 +325,7 @@ fn references_must_resolve_in_the_file_or_the_tenant() {
     );
 
     // The same car imports over a tenant that has model 4 and office 2.
-    let mut existing = import(&example(), Catalogue::default()).unwrap();
+    let mut existing = import(&example(), Catalog::default()).unwrap();
     let extra = format!(
         "{}\n{}\n{}\n",
         example().lines().next().unwrap(),
@@ -368,7 +368,7 @@ fn a_model_tariff_must_be_of_the_model_category() {
     let with_model_tariff = changed(9, |tariff| {
         tariff.insert("ModelId".into(), json!(1));
     });
-    let existing = import(&with_model_tariff, Catalogue::default()).unwrap();
+    let existing = import(&with_model_tariff, Catalog::default()).unwrap();
     let header = example().lines().next().unwrap().to_owned();
     let model = changed(6, |model| {
         model.insert("Category".into(), Value::Null);
@@ -482,7 +482,7 @@ fn every_error_is_reported_in_line_order_and_the_message_is_capped() {
         text.push_str("{\"Kind\": \"Garage\"}\n");
     }
     text.push_str("not json\n");
-    let invalid = import(&text, Catalogue::default()).unwrap_err();
+    let invalid = import(&text, Catalog::default()).unwrap_err();
     assert_eq!(invalid.errors.len(), 61);
     assert!(invalid.errors.windows(2).all(|w| w[0].line < w[1].line));
     let message = invalid.to_string();
@@ -498,7 +498,7 @@ fn every_error_is_reported_in_line_order_and_the_message_is_capped() {
 
 #[test]
 fn a_file_record_replaces_the_tenant_record_and_the_others_stay() {
-    let existing = import(&example(), Catalogue::default()).unwrap();
+    let existing = import(&example(), Catalog::default()).unwrap();
     let header = example().lines().next().unwrap().to_owned();
     let renamed = example().replace(
         "\"Name\":\"Buenos Aires\",\"TimeZone\"",
@@ -521,7 +521,7 @@ fn a_file_record_replaces_the_tenant_record_and_the_others_stay() {
 
 #[cfg(feature = "demo")]
 #[test]
-fn the_demo_catalogue_reads_back_and_round_trips() {
+fn the_demo_catalog_reads_back_and_round_trips() {
     let now = chrono::DateTime::parse_from_rfc3339("2026-03-15T14:27:31Z")
         .unwrap()
         .to_utc();
@@ -531,10 +531,10 @@ fn the_demo_catalogue_reads_back_and_round_trips() {
         .into_iter()
         .filter(|record| COLLECTIONS.iter().any(|(c, _)| *c == record.collection))
         .collect();
-    let catalogue = Catalogue::from_documents(documents(&stored)).unwrap();
+    let catalog = Catalog::from_documents(documents(&stored)).unwrap();
     // What the demo writes is what the catalogue derives (cars in id order).
     let key = |record: &Record| (record.collection, record.id.clone());
-    let mut derived = catalogue.records().unwrap();
+    let mut derived = catalog.records().unwrap();
     let mut stored = stored;
     derived.sort_by_key(key);
     stored.sort_by_key(key);
@@ -542,8 +542,8 @@ fn the_demo_catalogue_reads_back_and_round_trips() {
         assert_eq!(derived, stored);
     }
     assert_eq!(derived.len(), stored.len());
-    let exported = catalogue.export().unwrap();
-    let imported = import(&exported, Catalogue::default()).unwrap();
-    assert_eq!(imported.records().unwrap(), catalogue.records().unwrap());
+    let exported = catalog.export().unwrap();
+    let imported = import(&exported, Catalog::default()).unwrap();
+    assert_eq!(imported.records().unwrap(), catalog.records().unwrap());
     assert_eq!(imported.export().unwrap(), exported);
 }

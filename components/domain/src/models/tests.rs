@@ -262,7 +262,7 @@ fn envelopes_match_the_interface() {
 }
 
 #[test]
-fn contract_and_catalogue_models() {
+fn contract_and_catalog_models() {
     assert_eq!(
         keys(&BranchOffice::default()),
         names(&[

@@ -10,7 +10,7 @@
 
 use rental_domain::models::Booking;
 use rental_guest::store::{Mode, Range, Transaction};
-use rental_guest::{Handler, Request, Response, context, json};
+use rental_guest::{Error, Handler, Request, Response, context, json};
 
 struct Hostile;
 
@@ -25,8 +25,8 @@ fn recurse(depth: u64) -> u64 {
 }
 
 impl Handler for Hostile {
-    fn handle(request: Request) -> Response {
-        match request.query("behave") {
+    fn handle(request: Request) -> Result<Response, Error> {
+        Ok(match request.query("behave") {
             Some("loop") => loop {
                 std::hint::spin_loop();
             },
@@ -50,7 +50,7 @@ impl Handler for Hostile {
                     Err(e) => json(500, &serde_json::json!({ "error": format!("{e:?}") })),
                 }
             }
-        }
+        })
     }
 }
 

@@ -2,13 +2,13 @@
 //! itself, the tenant and the path: installed for one tenant in place of `listing` by the
 //! per-tenant component tests, so that a response shows which component served it.
 
-use rental_guest::{Handler, Request, Response, context, json};
+use rental_guest::{Error, Handler, Request, Response, context, json};
 
 struct Variant;
 
 impl Handler for Variant {
-    fn handle(request: Request) -> Response {
-        json(
+    fn handle(request: Request) -> Result<Response, Error> {
+        Ok(json(
             200,
             &serde_json::json!({
                 "Variant": "listing-variant",
@@ -16,7 +16,7 @@ impl Handler for Variant {
                 "Path": request.path,
             }),
         )
-        .with_header("x-component-variant", "listing-variant")
+        .with_header("x-component-variant", "listing-variant"))
     }
 }
 

@@ -1,0 +1,336 @@
+use chrono::DateTime;
+use serde_json::json;
+
+use super::*;
+use crate::models::Place;
+
+fn booking(status: BookingStatus) -> Booking {
+    serde_json::from_value(json!({
+        "Id": 42,
+        "Customer": {"Id": 3},
+        "Category": {"Id": 2, "Name": "Economy"},
+        "FromDate": "2024-03-01T10:00:00-03:00",
+        "ToDate": "2024-03-04T10:00:00-03:00",
+        "DeliveryPlace": {"Id": 11},
+        "ReturnPlace": {"Id": 11},
+        "CurrentStatus": status.code(),
+        "CurrentStatusDate": "2024-03-04T11:30:00-03:00",
+        "CreationDate": "2024-02-20T09:00:00-03:00"
+    }))
+    .unwrap()
+}
+
+fn micros(value: &str) -> KeyPart {
+    KeyPart::Time(
+        DateTime::parse_from_rfc3339(value)
+            .unwrap()
+            .timestamp_micros(),
+    )
+}
+
+fn index_names(indexes: &[IndexKey]) -> Vec<&'static str> {
+    indexes.iter().map(|index| index.name).collect()
+}
+
+#[test]
+fn legacy_reserved_booking_without_car_has_id_status_and_category_entries() {
+    let booking = booking(BookingStatus::Reserved);
+    assert_eq!(booking.id(), "42");
+    assert_eq!(
+        booking.indexes(),
+        vec![
+            IndexKey::new("id", [KeyPart::Int(42)]),
+            IndexKey::new("status", [KeyPart::Int(2), KeyPart::Int(42)]),
+            IndexKey::new(
+                "category",
+                [
+                    KeyPart::Int(2),
+                    micros("2024-03-04T13:00:00Z"),
+                    KeyPart::Int(42)
+                ]
+            ),
+        ]
+    );
+}
+
+#[test]
+fn only_bookings_holding_capacity_are_in_the_car_and_category_indexes() {
+    for status in BookingStatus::ALL {
+        let mut booking = booking(status);
+        booking.car = Some(Car {
+            id: "AB123CD".to_owned(),
+            ..Car::default()
+        });
+        let indexes = booking.indexes();
+        let names = index_names(&indexes);
+        for index in [bookings::BY_CAR, bookings::BY_CATEGORY] {
+            assert_eq!(
+                names.contains(&index),
+                status.holds_capacity(),
+                "{status} {index}"
+            );
+        }
+        if status.holds_capacity() {
+            let car = indexes.iter().find(|i| i.name == bookings::BY_CAR).unwrap();
+            assert_eq!(
+                car.parts,
+                [
+                    KeyPart::Text("AB123CD".to_owned()),
+                    micros("2024-03-04T13:00:00Z"),
+                    KeyPart::Int(42)
+                ]
+            );
+        }
+    }
+}
+
+#[test]
+fn availability_ranges_start_after_the_requested_start() {
+    let from = DateTime::parse_from_rfc3339("2024-03-01T10:00:00-03:00").unwrap();
+    assert_eq!(
+        bookings::car_ending_after("AB123CD", from),
+        KeyRange {
+            lower: Some(Bound::Exclusive(vec![
+                KeyPart::Text("AB123CD".to_owned()),
+                micros("2024-03-01T13:00:00Z")
+            ])),
+            upper: Some(Bound::Inclusive(vec![KeyPart::Text("AB123CD".to_owned())])),
+        }
+    );
+    assert_eq!(
+        bookings::category_ending_after(3, from),
+        KeyRange {
+            lower: Some(Bound::Exclusive(vec![
+                KeyPart::Int(3),
+                micros("2024-03-01T13:00:00Z")
+            ])),
+            upper: Some(Bound::Inclusive(vec![KeyPart::Int(3)])),
+        }
+    );
+}
+
+#[test]
+fn locks_are_keyed_by_car_or_category_and_day() {
+    let car = CarLock {
+        car_id: "AB123CD".to_owned(),
+        day: 20_500,
+    };
+    assert_eq!(<CarLock as Stored>::COLLECTION, "car-locks");
+    assert_eq!(car.id(), "AB123CD/20500");
+    assert!(car.indexes().is_empty());
+    let category = CategoryLock {
+        category_id: 3,
+        day: 20_500,
+    };
+    assert_eq!(<CategoryLock as Stored>::COLLECTION, "category-locks");
+    assert_eq!(category.id(), "3/20500");
+    assert!(category.indexes().is_empty());
+}
+
+#[test]
+fn closed_audited_booking_with_code_has_every_entry() {
+    let mut booking = booking(BookingStatus::Closed);
+    booking.updated_on = Some(DateTime::parse_from_rfc3339("2024-03-04T11:31:00-03:00").unwrap());
+    booking.code = Some("BK-42".to_owned());
+    assert_eq!(
+        booking.indexes(),
+        vec![
+            IndexKey::new("id", [KeyPart::Int(42)]),
+            IndexKey::new("status", [KeyPart::Int(5), KeyPart::Int(42)]),
+            IndexKey::new(
+                "updated",
+                [
+                    micros("2024-03-04T14:31:00Z"),
+                    KeyPart::Int(5),
+                    KeyPart::Int(42)
+                ]
+            ),
+            IndexKey::new("closed", [micros("2024-03-04T14:30:00Z"), KeyPart::Int(42)]),
+            IndexKey::new("code", [KeyPart::Text("BK-42".to_owned())]),
+        ]
+    );
+}
+
+#[test]
+fn only_closed_bookings_are_in_the_closed_index() {
+    for status in BookingStatus::ALL {
+        let names = index_names(&booking(status).indexes());
+        assert_eq!(
+            names.contains(&bookings::BY_CLOSED),
+            status == BookingStatus::Closed,
+            "{status}"
+        );
+    }
+}
+
+#[test]
+fn record_carries_collection_id_body_and_indexes() {
+    let booking = booking(BookingStatus::Quoted);
+    let record = booking.record().unwrap();
+    assert_eq!(record.collection, "bookings");
+    assert_eq!(record.id, "42");
+    assert_eq!(record.indexes, booking.indexes());
+    let back: Booking = serde_json::from_str(&record.body).unwrap();
+    assert_eq!(back, booking);
+}
+
+#[test]
+fn updated_after_excludes_the_instant_itself() {
+    let since = DateTime::parse_from_rfc3339("2024-03-01T00:00:00Z")
+        .unwrap()
+        .to_utc();
+    assert_eq!(
+        bookings::updated_after(since),
+        KeyRange {
+            lower: Some(Bound::Exclusive(vec![micros("2024-03-01T00:00:00Z")])),
+            upper: None,
+        }
+    );
+}
+
+#[test]
+fn customers_by_id_and_global_id() {
+    let mut doc = CustomerDoc {
+        customer: Customer {
+            id: 9,
+            ..Customer::default()
+        },
+        created_by_user_id: Some(4),
+    };
+    assert_eq!(<CustomerDoc as Stored>::COLLECTION, "customers");
+    assert_eq!(doc.id(), "9");
+    assert_eq!(doc.indexes(), vec![IndexKey::new("id", [KeyPart::Int(9)])]);
+    doc.customer.global_id = Some("5f0c".to_owned());
+    assert_eq!(
+        doc.indexes(),
+        vec![
+            IndexKey::new("id", [KeyPart::Int(9)]),
+            IndexKey::new("global-id", [KeyPart::Text("5f0c".to_owned())]),
+        ]
+    );
+    let body = serde_json::to_value(&doc).unwrap();
+    assert_eq!(body["CreatedByUserId"], json!(4));
+    assert_eq!(body["Customer"]["Id"], json!(9));
+}
+
+#[test]
+fn cars_by_id_and_model() {
+    let car = Car {
+        id: "AB123CD".to_owned(),
+        model: Model {
+            id: 5,
+            ..Model::default()
+        },
+        ..Car::default()
+    };
+    assert_eq!(<Car as Stored>::COLLECTION, "cars");
+    assert_eq!(car.id(), "AB123CD");
+    let id = KeyPart::Text("AB123CD".to_owned());
+    assert_eq!(
+        car.indexes(),
+        vec![
+            IndexKey::new("id", [id.clone()]),
+            IndexKey::new("model", [KeyPart::Int(5), id]),
+        ]
+    );
+}
+
+#[test]
+fn only_active_branch_offices_are_listed() {
+    let mut doc = BranchOfficeDoc {
+        office: BranchOffice {
+            id: 3,
+            places: vec![Place::default()],
+            ..BranchOffice::default()
+        },
+        active: false,
+    };
+    assert_eq!(<BranchOfficeDoc as Stored>::COLLECTION, "branch-offices");
+    assert_eq!(doc.id(), "3");
+    assert_eq!(doc.indexes(), vec![IndexKey::new("id", [KeyPart::Int(3)])]);
+    doc.active = true;
+    assert_eq!(
+        index_names(&doc.indexes()),
+        vec![branch_offices::BY_ID, branch_offices::ACTIVE]
+    );
+    assert_eq!(doc.indexes()[1].parts, vec![KeyPart::Int(3)]);
+    assert_eq!(serde_json::to_value(&doc).unwrap()["Active"], json!(true));
+}
+
+#[test]
+fn catalog_collections() {
+    let category = Category {
+        id: 2,
+        ..Category::default()
+    };
+    assert_eq!(<Category as Stored>::COLLECTION, "categories");
+    assert_eq!(category.id(), "2");
+    assert_eq!(
+        category.indexes(),
+        vec![IndexKey::new("id", [KeyPart::Int(2)])]
+    );
+
+    let mut model = Model {
+        id: 5,
+        ..Model::default()
+    };
+    assert_eq!(<Model as Stored>::COLLECTION, "models");
+    assert_eq!(
+        model.indexes(),
+        vec![IndexKey::new("id", [KeyPart::Int(5)])]
+    );
+    model.category = Some(category);
+    assert_eq!(
+        model.indexes(),
+        vec![
+            IndexKey::new("id", [KeyPart::Int(5)]),
+            IndexKey::new("category", [KeyPart::Int(2), KeyPart::Int(5)]),
+        ]
+    );
+
+    let additional = Additional {
+        id: 8,
+        ..Additional::default()
+    };
+    assert_eq!(<Additional as Stored>::COLLECTION, "additionals");
+    assert_eq!(additional.id(), "8");
+    assert_eq!(
+        additional.indexes(),
+        vec![IndexKey::new("id", [KeyPart::Int(8)])]
+    );
+
+    let tariff = Tariff {
+        id: 6,
+        category_id: 2,
+        ..Tariff::default()
+    };
+    assert_eq!(<Tariff as Stored>::COLLECTION, "tariffs");
+    assert_eq!(tariff.id(), "6");
+    assert_eq!(
+        tariff.indexes(),
+        vec![
+            IndexKey::new("id", [KeyPart::Int(6)]),
+            IndexKey::new("category", [KeyPart::Int(2), KeyPart::Int(6)]),
+        ]
+    );
+}
+
+#[test]
+fn booking_comments_by_booking_and_sequence() {
+    let comment: BookingComment = serde_json::from_value(json!({
+        "BookingId": 42, "Seq": 3, "Date": "2024-03-01T00:00:00Z",
+        "UserName": "api-user", "Text": "Return place changed"
+    }))
+    .unwrap();
+    assert_eq!(<BookingComment as Stored>::COLLECTION, "booking-comments");
+    assert_eq!(comment.id(), "42-3");
+    assert_eq!(booking_comments::id(42, 3), "42-3");
+    assert_eq!(booking_comments::sequence(42), "booking-comments/42");
+    assert_eq!(
+        comment.indexes(),
+        vec![IndexKey::new(
+            "booking",
+            [KeyPart::Int(42), KeyPart::Int(3)]
+        )]
+    );
+}
