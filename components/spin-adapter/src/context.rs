@@ -12,13 +12,12 @@
 
 use std::sync::OnceLock;
 
+use rental_platform::PERMISSIONS;
+
 use crate::Adapter;
 use crate::bindings::exports::rental::platform::{context, secrets};
 use crate::db::Database;
 use crate::{variable, variable_name, variable_or};
-
-/// Every permission an API user can be given (`rentald`'s route table names the same).
-const ALL_PERMISSIONS: &str = "bookings:read,bookings:write,selfcheckin:write,catalog:read";
 
 /// The tenant's slug.
 pub fn tenant() -> String {
@@ -31,7 +30,7 @@ impl context::Guest for Adapter {
     }
 
     fn caller() -> Option<context::ApiUser> {
-        let permissions = variable_or("permissions", ALL_PERMISSIONS)
+        let permissions = variable_or("permissions", &PERMISSIONS.join(","))
             .split(',')
             .map(str::trim)
             .filter(|p| !p.is_empty())
