@@ -4,7 +4,8 @@
 //! - [`Component`]: the platform's components, their names and the world each is linked
 //!   against;
 //! - [`PERMISSIONS`]: what an API user can be given;
-//! - [`routes`]: every API endpoint, the component serving it and who may call it.
+//! - [`routes`]: every API endpoint, the component serving it and who may call it;
+//! - [`CORRELATION_HEADER`]: the correlation id's name on the wire.
 //!
 //! Plain Rust: it builds for the host and for `wasm32-wasip2`.
 
@@ -25,6 +26,10 @@ pub const PERMISSIONS: &[&str] = &[
     SELFCHECKIN_WRITE,
     CATALOG_READ,
 ];
+
+/// The response header carrying the request's correlation id: set by the guest library on
+/// every component's answer and by `rentald` on every answer it sends.
+pub const CORRELATION_HEADER: &str = "x-correlation-id";
 
 #[cfg(test)]
 mod tests {
