@@ -5,7 +5,7 @@
 //!   against;
 //! - [`PERMISSIONS`]: what an API user can be given;
 //! - [`routes`]: every API endpoint, the component serving it and who may call it;
-//! - [`CORRELATION_HEADER`]: the correlation id's name on the wire.
+//! - [`CORRELATION_HEADER`] and [`spin_variable`]: names on the wire and under Spin.
 //!
 //! Plain Rust: it builds for the host and for `wasm32-wasip2`.
 
@@ -31,6 +31,24 @@ pub const PERMISSIONS: &[&str] = &[
 /// every component's answer and by `rentald` on every answer it sends.
 pub const CORRELATION_HEADER: &str = "x-correlation-id";
 
+/// The Spin variable name for a platform name such as `bankone.signing_secret`
+/// (`bankone_signing_secret`) or, with a prefix, a setting (`setting_time_zone`); `None` when
+/// the name cannot be one (Spin allows lower-case letters, digits and underscores, starting
+/// with a letter).
+pub fn spin_variable(prefix: &str, name: &str) -> Option<String> {
+    let mut out = String::from(prefix);
+    for c in name.chars() {
+        match c {
+            'a'..='z' | '0'..='9' | '_' => out.push(c),
+            'A'..='Z' => out.push(c.to_ascii_lowercase()),
+            '.' | '-' => out.push('_'),
+            _ => return None,
+        }
+    }
+    out.starts_with(|c: char| c.is_ascii_lowercase())
+        .then_some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -46,5 +64,23 @@ mod tests {
                 "catalog:read"
             ]
         );
+    }
+
+    #[test]
+    fn platform_names_become_spin_variable_names() {
+        assert_eq!(
+            spin_variable("", "bankone.signing_secret").as_deref(),
+            Some("bankone_signing_secret")
+        );
+        assert_eq!(
+            spin_variable("", "banktwo.base_url").as_deref(),
+            Some("banktwo_base_url")
+        );
+        assert_eq!(
+            spin_variable("setting_", "time_zone").as_deref(),
+            Some("setting_time_zone")
+        );
+        assert_eq!(spin_variable("", "a b"), None);
+        assert_eq!(spin_variable("", "1x"), None);
     }
 }

@@ -3,13 +3,16 @@
 //! `rental_domain::payments::BankBaseUrl`) and the same reading of the answer
 //! (`rental_domain::payments::BankAnswer`).
 //!
-//! The bank's base URL is the variable `<bank>_url` (e.g. `banktwo_url`); it may be `http://`
-//! too, for a local mock bank, and its host must be in the component's
-//! `allowed_outbound_hosts`. The client certificate of the mutual TLS is not the adapter's to
-//! choose: Spin presents the one its runtime configuration's `[[client_tls]]` names for that
-//! host (docs/spin.md).
+//! The bank's base URL is the tenant setting `<bank>.base_url` as `rentald` names it, read
+//! from the Spin variable of that name (`banktwo_base_url`); it may be `http://` too, for a
+//! local mock bank, and its host must be in the component's `allowed_outbound_hosts`. The
+//! client certificate of the mutual TLS is not the adapter's to choose: Spin presents the one
+//! its runtime configuration's `[[client_tls]]` names for that host (docs/spin.md).
 
-use rental_domain::payments::{AnswerError, BankAnswer, BankBaseUrl, BankSchemes, MAX_ANSWER};
+use rental_domain::payments::{
+    self, AnswerError, BankAnswer, BankBaseUrl, BankSchemes, MAX_ANSWER,
+};
+use rental_platform::spin_variable;
 use wasip2::http::outgoing_handler;
 use wasip2::http::types::{
     ErrorCode, Fields, IncomingResponse, Method, OutgoingRequest, RequestOptions, Scheme,
@@ -95,15 +98,14 @@ impl bank::Guest for Adapter {
         bank: String,
         settlement_id: String,
     ) -> Result<Option<Settlement>, BankError> {
-        let Some(base) = crate::variable_name("", &format!("{bank}_url"))
-            .and_then(|name| crate::variable(&name))
-        else {
+        let setting = payments::base_url_setting(&bank);
+        let Some(base) = spin_variable("", &setting).and_then(|name| crate::variable(&name)) else {
             return Err(BankError::NotConfigured(format!(
-                "the variable {bank}_url is not set"
+                "the variable for {setting} is not set"
             )));
         };
         let base = BankBaseUrl::parse(&base, BankSchemes::HttpOrHttps)
-            .ok_or_else(|| BankError::NotConfigured(format!("{bank}_url is not an http(s) URL")))?;
+            .ok_or_else(|| BankError::NotConfigured(format!("{setting} is not an http(s) URL")))?;
         let response = get(&base.settlement_url(&settlement_id))?;
         let Some(mut answer) = BankAnswer::start(response.status()).map_err(answer_error)? else {
             return Ok(None);

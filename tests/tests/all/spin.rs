@@ -10,8 +10,9 @@ use std::sync::LazyLock;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt as _, Full};
-use rental_platform::PERMISSIONS;
+use rental_domain::payments;
 use rental_platform::routes::ROUTES;
+use rental_platform::{PERMISSIONS, spin_variable};
 use serde_json::{Value, json};
 use wac_graph::types::Package;
 use wac_graph::{CompositionGraph, EncodeOptions};
@@ -613,9 +614,18 @@ fn spin_toml_serves_every_route_with_the_adapter() {
             );
         }
     }
+    let banktwo_base_url = spin_variable("", &payments::base_url_setting("banktwo")).unwrap();
+    assert!(
+        manifest["variables"]
+            .as_table()
+            .unwrap()
+            .contains_key(&banktwo_base_url),
+        "spin.toml declares {banktwo_base_url}"
+    );
     for (name, variable) in [
         ("bankone", "bankone_signing_secret"),
         ("banktwo", "banktwo_shared_secret"),
+        ("banktwo", banktwo_base_url.as_str()),
     ] {
         assert!(
             components[name]["variables"]
