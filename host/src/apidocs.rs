@@ -624,7 +624,7 @@ mod tests {
 
     #[test]
     fn every_route_is_documented_and_every_operation_has_a_route() {
-        let served: BTreeSet<(String, String)> = routes::ROUTES
+        let served: BTreeSet<(String, String)> = rental_platform::routes::ROUTES
             .iter()
             .map(|r| (r.method.as_str().to_owned(), r.path.to_owned()))
             .chain(

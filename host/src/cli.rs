@@ -6,12 +6,12 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
+use rental_platform::{Component, PERMISSIONS};
 
 use crate::apidocs::ApiDocs;
 use crate::config::{Config, GlobalArgs, ServeArgs, Transport};
 use crate::metrics::Metrics;
-use crate::routes::PERMISSIONS;
-use crate::runtime::{self, PLATFORM_COMPONENTS, Runtime};
+use crate::runtime::{self, Runtime};
 use crate::server::App;
 use crate::storage::Storage;
 use crate::storage::components::{Install, Rollback};
@@ -321,7 +321,8 @@ async fn component_command(
         }
         ComponentCommand::List { tenant, json } => {
             let installed = storage.tenant_components(&tenant).await?;
-            let components: Vec<_> = PLATFORM_COMPONENTS
+            let components: Vec<_> = Component::ALL
+                .map(Component::name)
                 .iter()
                 .map(|name| {
                     let history: Vec<_> = installed

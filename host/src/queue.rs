@@ -23,6 +23,7 @@ use http::{Method, Request, StatusCode};
 use http_body_util::Full;
 use rental_domain::Language;
 use rental_domain::payments;
+use rental_platform::Component;
 use tracing::Instrument as _;
 
 use crate::runtime::{Outcome, RequestContext};
@@ -31,7 +32,7 @@ use crate::storage::queue::Claimed;
 
 /// Each consumed topic and the component that consumes it. A topic that is not listed stays
 /// in the queue for `rentald queue list`.
-pub const CONSUMERS: &[(&str, &str)] = &[(payments::TOPIC, "reconcile")];
+pub const CONSUMERS: &[(&str, Component)] = &[(payments::TOPIC, Component::Reconcile)];
 
 /// Messages claimed at once per topic.
 const BATCH: i64 = 16;
@@ -88,7 +89,7 @@ pub async fn run(app: Arc<App>, policy: Policy) {
                 Ok(messages) => {
                     for message in messages {
                         delivered_any = true;
-                        deliver(&app, &policy, component, message).await;
+                        deliver(&app, &policy, component.name(), message).await;
                     }
                 }
                 Err(e) => tracing::error!(topic, error = %e, "claiming queued messages"),

@@ -14,6 +14,7 @@ use http_body_util::{BodyExt as _, Full, Limited};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use rental_domain::{ApiError, ErrorCode, ErrorResponse, Language};
+use rental_platform::CORRELATION_HEADER;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
@@ -32,7 +33,6 @@ use crate::tls;
 
 /// Largest request body accepted.
 pub const MAX_BODY: usize = 1 << 20;
-pub const CORRELATION_HEADER: &str = "x-correlation-id";
 
 pub type Body = Full<Bytes>;
 

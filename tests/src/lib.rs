@@ -24,12 +24,6 @@ pub const POSTGRES_ENV: &str = "RENTALD_TEST_DATABASE_URL";
 
 pub const BASE_DOMAIN: &str = "localhost";
 pub const PASSWORD: &str = "correct horse battery staple";
-pub const ALL_PERMISSIONS: &[&str] = &[
-    "bookings:read",
-    "bookings:write",
-    "selfcheckin:write",
-    "catalog:read",
-];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
@@ -380,7 +374,8 @@ impl TestApp {
     /// A tenant with a user holding every permission, and that user's token.
     pub async fn tenant_with_token(&self, slug: &str, demo: bool) -> String {
         self.create_tenant(slug, demo).await;
-        self.create_user(slug, "api", ALL_PERMISSIONS).await;
+        self.create_user(slug, "api", rental_platform::PERMISSIONS)
+            .await;
         self.token(slug, "api", PASSWORD).await
     }
 

@@ -11,7 +11,8 @@
 //! - [`status`] holds [`BookingStatus`];
 //! - [`paging`] holds limits, offsets, the booking list's id cursor and the lists' queries;
 //! - [`dates`] holds lenient date-time parsing, tenant time zones and the close-date range;
-//! - [`payments`] holds the bank payments' queue message and the crediting rule;
+//! - [`payments`] holds the bank payments' queue message, the crediting rule and the
+//!   settlement question to a bank with the reading of its answer;
 //! - [`store`] and [`collections`] say how documents are laid out in the store;
 //! - [`catalog`] reads, validates and writes the catalogue file of `rentald catalog`;
 //! - [`json`] holds serde helpers, also for request models;

@@ -4,6 +4,9 @@
 //! topic [`TOPIC`]; the `reconcile` component credits it on the booking with [`credit`] and
 //! records a [`PaymentRecord`], whose id ([`PaymentRecord::id_of`]) makes a payment count once
 //! per bank and external id.
+//!
+//! Bank two's settlement question (`GET {base_url}/settlements/{id}`, [`BankBaseUrl`]) and the
+//! reading of its answer ([`BankAnswer`]) are here too, for `rentald` and the Spin adapter alike.
 
 use chrono::{DateTime, FixedOffset, Utc};
 use rust_decimal::Decimal;
@@ -179,6 +182,108 @@ impl BankSettlement {
     }
 }
 
+/// The largest answer read from a bank.
+pub const MAX_ANSWER: usize = 64 << 10;
+
+/// The tenant setting holding a bank's base URL, e.g. `banktwo.base_url`; under Spin, the
+/// variable of the same name (`banktwo_base_url`, by `rental_platform::spin_variable`).
+pub fn base_url_setting(bank: &str) -> String {
+    format!("{bank}.base_url")
+}
+
+/// The schemes a bank's base URL may have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BankSchemes {
+    /// `https://` only: `rentald`, which authenticates to the bank with the tenant's client
+    /// certificate.
+    Https,
+    /// `https://`, or `http://` for a local mock bank: development under Spin.
+    HttpOrHttps,
+}
+
+/// A bank's base URL: an absolute URL with a host, of one of the allowed [`BankSchemes`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BankBaseUrl(url::Url);
+
+impl BankBaseUrl {
+    /// `None` when `text` is not a URL with a host and an allowed scheme.
+    pub fn parse(text: &str, schemes: BankSchemes) -> Option<Self> {
+        let url = url::Url::parse(text).ok()?;
+        let allowed = match schemes {
+            BankSchemes::Https => url.scheme() == "https",
+            BankSchemes::HttpOrHttps => matches!(url.scheme(), "https" | "http"),
+        };
+        (allowed && url.host().is_some()).then_some(Self(url))
+    }
+
+    pub fn as_str(&self) -> &str {
+        self.0.as_str()
+    }
+
+    /// `GET {base}/settlements/{id}`'s URL: the id as one escaped path segment, without the
+    /// base's query.
+    pub fn settlement_url(&self, settlement_id: &str) -> url::Url {
+        let mut url = self.0.clone();
+        url.path_segments_mut()
+            .expect("a URL with a host has a path")
+            .pop_if_empty()
+            .push("settlements")
+            .push(settlement_id);
+        url.set_query(None);
+        url
+    }
+}
+
+/// Why a bank's answer is no settlement.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AnswerError {
+    /// The bank answered an error status other than 404.
+    Refused(String),
+    /// The answer is too large, or not a settlement.
+    BadAnswer(String),
+}
+
+/// A bank's answer to `GET {base_url}/settlements/{id}`, read as it arrives: 404 means no such
+/// settlement, any other status but success a refusal, and a success's body (at most
+/// [`MAX_ANSWER`] bytes) is a [`BankSettlement`]. Read by `rentald` and by the Spin adapter
+/// alike.
+#[derive(Debug)]
+pub struct BankAnswer {
+    body: Vec<u8>,
+}
+
+impl BankAnswer {
+    /// Starts reading an answer of `status`. `Ok(None)`: the bank does not know the settlement
+    /// (404), nothing more to read; `Ok(Some(_))`: read the body into it with
+    /// [`push`](Self::push).
+    pub fn start(status: u16) -> Result<Option<Self>, AnswerError> {
+        if status == 404 {
+            return Ok(None);
+        }
+        if (200..300).contains(&status) {
+            return Ok(Some(Self { body: Vec::new() }));
+        }
+        // The code and its reason where it has one: `500 Internal Server Error`.
+        let status = http::StatusCode::from_u16(status)
+            .map_or_else(|_| status.to_string(), |status| status.to_string());
+        Err(AnswerError::Refused(format!("the bank answered {status}")))
+    }
+
+    /// Adds a chunk of the body; an error once the body is larger than [`MAX_ANSWER`].
+    pub fn push(&mut self, chunk: &[u8]) -> Result<(), AnswerError> {
+        self.body.extend_from_slice(chunk);
+        if self.body.len() > MAX_ANSWER {
+            return Err(AnswerError::BadAnswer("the answer is too large".to_owned()));
+        }
+        Ok(())
+    }
+
+    /// The settlement the whole body describes.
+    pub fn settlement(self) -> Result<BankSettlement, AnswerError> {
+        BankSettlement::parse(&self.body).map_err(AnswerError::BadAnswer)
+    }
+}
+
 /// A JSON string as it is, or a JSON number as written.
 fn amount_text<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
     match serde_json::Value::deserialize(deserializer)? {
@@ -222,6 +327,82 @@ mod tests {
         .unwrap();
         assert_eq!(answer.amount, "120.50");
         assert!(BankSettlement::parse(br#"{"SettlementId":"s1","Reference":"B","Amount":true,"Currency":"EUR","Status":"x"}"#).is_err());
+    }
+
+    #[test]
+    fn the_settlement_id_is_one_escaped_segment() {
+        let url = |base: &str, id: &str| {
+            BankBaseUrl::parse(base, BankSchemes::Https)
+                .unwrap()
+                .settlement_url(id)
+                .to_string()
+        };
+        for base in [
+            "https://bank.test",
+            "https://bank.test/",
+            "https://bank.test/?x=1",
+        ] {
+            assert_eq!(url(base, "st_1"), "https://bank.test/settlements/st_1");
+        }
+        assert_eq!(
+            url("https://bank.test/api/v2/", "../admin?x#y"),
+            "https://bank.test/api/v2/settlements/..%2Fadmin%3Fx%23y"
+        );
+        assert_eq!(
+            url("https://bank.test:8443/api/", "S 1/2"),
+            "https://bank.test:8443/api/settlements/S%201%2F2"
+        );
+    }
+
+    #[test]
+    fn a_base_url_has_a_host_and_an_allowed_scheme() {
+        let https = |text| BankBaseUrl::parse(text, BankSchemes::Https);
+        let any = |text| BankBaseUrl::parse(text, BankSchemes::HttpOrHttps);
+        assert!(https("https://bank.test").is_some());
+        assert!(https("http://127.0.0.1:9000").is_none());
+        assert_eq!(
+            any("http://127.0.0.1:9000")
+                .map(|base| base.settlement_url("s1").to_string())
+                .as_deref(),
+            Some("http://127.0.0.1:9000/settlements/s1")
+        );
+        for text in ["ftp://x", "file:///tmp", "bank.test", "https://", ""] {
+            assert!(any(text).is_none(), "{text}");
+        }
+        assert_eq!(base_url_setting("banktwo"), "banktwo.base_url");
+    }
+
+    #[test]
+    fn a_bank_answer_is_read_by_its_status_then_its_body() {
+        assert_eq!(BankAnswer::start(404).unwrap().map(|_| ()), None);
+        assert_eq!(
+            BankAnswer::start(500).unwrap_err(),
+            AnswerError::Refused("the bank answered 500 Internal Server Error".to_owned())
+        );
+        assert!(matches!(
+            BankAnswer::start(302),
+            Err(AnswerError::Refused(_))
+        ));
+        let mut answer = BankAnswer::start(200).unwrap().unwrap();
+        answer
+            .push(br#"{"SettlementId":"s1","Reference":"B-7","#)
+            .unwrap();
+        answer
+            .push(br#""Amount":"1.50","Currency":"EUR","Status":"settled"}"#)
+            .unwrap();
+        assert_eq!(answer.settlement().unwrap().amount, "1.50");
+
+        let mut answer = BankAnswer::start(200).unwrap().unwrap();
+        answer.push(&[b' '; MAX_ANSWER]).unwrap();
+        assert_eq!(
+            answer.push(b" ").unwrap_err(),
+            AnswerError::BadAnswer("the answer is too large".to_owned())
+        );
+        let answer = BankAnswer::start(200).unwrap().unwrap();
+        assert!(matches!(
+            answer.settlement(),
+            Err(AnswerError::BadAnswer(_))
+        ));
     }
 
     fn at(text: &str) -> DateTime<FixedOffset> {

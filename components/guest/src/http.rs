@@ -219,8 +219,7 @@ impl<H: Handler> Guest for Export<H> {
     }
 }
 
-/// The response header naming the request's correlation id.
-pub const CORRELATION_HEADER: &str = "x-correlation-id";
+pub use rental_platform::CORRELATION_HEADER;
 
 /// `response` with the request's correlation id in [`CORRELATION_HEADER`] unless the handler
 /// set one. `rentald` writes the same header itself (replacing this one with the same value);

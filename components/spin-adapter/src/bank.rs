@@ -1,70 +1,43 @@
 //! `rental:platform/bank` over Spin's outbound HTTP (`wasi:http/outgoing-handler`): the same
-//! request as `rentald`'s (`GET {base}/settlements/{id}`, `Accept: application/json`) and the
-//! same reading of the answer (`rental_domain::payments::BankSettlement`).
+//! request as `rentald`'s (`GET {base}/settlements/{id}`, `Accept: application/json`, built by
+//! `rental_domain::payments::BankBaseUrl`) and the same reading of the answer
+//! (`rental_domain::payments::BankAnswer`).
 //!
-//! The bank's base URL is the variable `<bank>_url` (e.g. `banktwo_url`); its host must be in
-//! the component's `allowed_outbound_hosts`. The client certificate of the mutual TLS is not
-//! the adapter's to choose: Spin presents the one its runtime configuration's `[[client_tls]]`
-//! names for that host (docs/spin.md).
+//! The bank's base URL is the tenant setting `<bank>.base_url` as `rentald` names it, read
+//! from the Spin variable of that name (`banktwo_base_url`); it may be `http://` too, for a
+//! local mock bank, and its host must be in the component's `allowed_outbound_hosts`. The
+//! client certificate of the mutual TLS is not the adapter's to choose: Spin presents the one
+//! its runtime configuration's `[[client_tls]]` names for that host (docs/spin.md).
 
-use rental_domain::payments::BankSettlement;
+use rental_domain::payments::{
+    self, AnswerError, BankAnswer, BankBaseUrl, BankSchemes, MAX_ANSWER,
+};
+use rental_platform::spin_variable;
 use wasip2::http::outgoing_handler;
-use wasip2::http::types::{ErrorCode, Fields, Method, OutgoingRequest, RequestOptions, Scheme};
+use wasip2::http::types::{
+    ErrorCode, Fields, IncomingResponse, Method, OutgoingRequest, RequestOptions, Scheme,
+};
 use wasip2::io::streams::StreamError;
 
 use crate::Adapter;
 use crate::bindings::exports::rental::platform::bank::{self, BankError, Settlement};
 
-/// The largest answer read from a bank.
-const MAX_ANSWER: usize = 64 << 10;
 /// How long to wait for the bank, in nanoseconds.
 const TIMEOUT_NANOS: u64 = 5_000_000_000;
-
-/// A URL split into what `wasi:http` asks for.
-#[derive(Debug, PartialEq, Eq)]
-struct Target {
-    https: bool,
-    authority: String,
-    path: String,
-}
-
-/// `{base}/settlements/{id}`, the id as one escaped path segment; `None` when `base` is not an
-/// `http(s)://host[/path]` URL without query.
-fn settlement_target(base: &str, settlement_id: &str) -> Option<Target> {
-    let (https, rest) = if let Some(rest) = base.strip_prefix("https://") {
-        (true, rest)
-    } else {
-        (false, base.strip_prefix("http://")?)
-    };
-    let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
-    if authority.is_empty() || path.contains(['?', '#']) {
-        return None;
-    }
-    let mut full = format!("/{}", path.trim_end_matches('/'));
-    if full.len() > 1 {
-        full.push('/');
-    }
-    full.push_str("settlements/");
-    for b in settlement_id.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            full.push(char::from(b));
-        } else {
-            full.push_str(&format!("%{b:02X}"));
-        }
-    }
-    Some(Target {
-        https,
-        authority: authority.to_owned(),
-        path: full,
-    })
-}
 
 fn unreachable(error: ErrorCode) -> BankError {
     BankError::Unreachable(format!("{error:?}"))
 }
 
-/// Sends the GET and reads the answer.
-fn get(target: &Target) -> Result<(u16, Vec<u8>), BankError> {
+fn answer_error(error: AnswerError) -> BankError {
+    match error {
+        AnswerError::Refused(message) => BankError::Refused(message),
+        AnswerError::BadAnswer(message) => BankError::BadAnswer(message),
+    }
+}
+
+/// Sends `GET url`.
+fn get(url: &url::Url) -> Result<IncomingResponse, BankError> {
     let failed = |what: &str| BankError::NotConfigured(format!("the bank URL's {what} is invalid"));
     let headers = Fields::from_list(&[("accept".to_owned(), b"application/json".to_vec())])
         .map_err(|_| failed("header"))?;
@@ -73,17 +46,19 @@ fn get(target: &Target) -> Result<(u16, Vec<u8>), BankError> {
         .set_method(&Method::Get)
         .map_err(|()| failed("method"))?;
     request
-        .set_scheme(Some(&if target.https {
+        .set_scheme(Some(&if url.scheme() == "https" {
             Scheme::Https
         } else {
             Scheme::Http
         }))
         .map_err(|()| failed("scheme"))?;
     request
-        .set_authority(Some(&target.authority))
+        .set_authority(Some(
+            &url[url::Position::BeforeHost..url::Position::AfterPort],
+        ))
         .map_err(|()| failed("host"))?;
     request
-        .set_path_with_query(Some(&target.path))
+        .set_path_with_query(Some(url.path()))
         .map_err(|()| failed("path"))?;
     let options = RequestOptions::new();
     // A host that does not support a timeout refuses to set it; its own applies then.
@@ -92,36 +67,30 @@ fn get(target: &Target) -> Result<(u16, Vec<u8>), BankError> {
     let _ = options.set_between_bytes_timeout(Some(TIMEOUT_NANOS));
     let pending = outgoing_handler::handle(request, Some(options)).map_err(unreachable)?;
     pending.subscribe().block();
-    let response = match pending.get() {
-        Some(Ok(Ok(response))) => response,
-        Some(Ok(Err(error))) => return Err(unreachable(error)),
-        Some(Err(())) | None => {
-            return Err(BankError::Unreachable("no answer from the bank".to_owned()));
-        }
-    };
-    let status = response.status();
+    match pending.get() {
+        Some(Ok(Ok(response))) => Ok(response),
+        Some(Ok(Err(error))) => Err(unreachable(error)),
+        Some(Err(())) | None => Err(BankError::Unreachable("no answer from the bank".to_owned())),
+    }
+}
+
+/// Reads the body of `response` into `answer`.
+fn read(response: IncomingResponse, answer: &mut BankAnswer) -> Result<(), BankError> {
     let body = response
         .consume()
         .map_err(|()| BankError::Unreachable("the answer has no body".to_owned()))?;
     let stream = body
         .stream()
         .map_err(|()| BankError::Unreachable("the answer has no body".to_owned()))?;
-    let mut answer = Vec::new();
     loop {
         match stream.blocking_read(MAX_ANSWER as u64) {
-            Ok(chunk) => {
-                answer.extend_from_slice(&chunk);
-                if answer.len() > MAX_ANSWER {
-                    return Err(BankError::BadAnswer("the answer is too large".to_owned()));
-                }
-            }
-            Err(StreamError::Closed) => break,
+            Ok(chunk) => answer.push(&chunk).map_err(answer_error)?,
+            Err(StreamError::Closed) => return Ok(()),
             Err(StreamError::LastOperationFailed(error)) => {
                 return Err(BankError::Unreachable(error.to_debug_string()));
             }
         }
     }
-    Ok((status, answer))
 }
 
 impl bank::Guest for Adapter {
@@ -129,23 +98,20 @@ impl bank::Guest for Adapter {
         bank: String,
         settlement_id: String,
     ) -> Result<Option<Settlement>, BankError> {
-        let Some(base) = crate::variable_name("", &format!("{bank}_url"))
-            .and_then(|name| crate::variable(&name))
-        else {
+        let setting = payments::base_url_setting(&bank);
+        let Some(base) = spin_variable("", &setting).and_then(|name| crate::variable(&name)) else {
             return Err(BankError::NotConfigured(format!(
-                "the variable {bank}_url is not set"
+                "the variable for {setting} is not set"
             )));
         };
-        let target = settlement_target(&base, &settlement_id)
-            .ok_or_else(|| BankError::NotConfigured(format!("{bank}_url is not an http(s) URL")))?;
-        let (status, body) = get(&target)?;
-        if status == 404 {
+        let base = BankBaseUrl::parse(&base, BankSchemes::HttpOrHttps)
+            .ok_or_else(|| BankError::NotConfigured(format!("{setting} is not an http(s) URL")))?;
+        let response = get(&base.settlement_url(&settlement_id))?;
+        let Some(mut answer) = BankAnswer::start(response.status()).map_err(answer_error)? else {
             return Ok(None);
-        }
-        if !(200..300).contains(&status) {
-            return Err(BankError::Refused(format!("the bank answered {status}")));
-        }
-        let answer = BankSettlement::parse(&body).map_err(BankError::BadAnswer)?;
+        };
+        read(response, &mut answer)?;
+        let answer = answer.settlement().map_err(answer_error)?;
         Ok(Some(Settlement {
             settlement_id: answer.settlement_id,
             reference: answer.reference,
@@ -153,28 +119,5 @@ impl bank::Guest for Adapter {
             currency: answer.currency,
             status: answer.status,
         }))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_settlement_is_one_escaped_segment_under_the_base() {
-        assert_eq!(
-            settlement_target("https://bank.test:8443/api/", "S 1/2"),
-            Some(Target {
-                https: true,
-                authority: "bank.test:8443".to_owned(),
-                path: "/api/settlements/S%201%2F2".to_owned(),
-            })
-        );
-        assert_eq!(
-            settlement_target("http://127.0.0.1:9000", "s1").map(|t| t.path),
-            Some("/settlements/s1".to_owned())
-        );
-        assert_eq!(settlement_target("ftp://x", "s1"), None);
-        assert_eq!(settlement_target("https://x/?q=1", "s1"), None);
     }
 }

@@ -12,13 +12,12 @@
 
 use std::sync::OnceLock;
 
+use rental_platform::{PERMISSIONS, spin_variable};
+
 use crate::Adapter;
 use crate::bindings::exports::rental::platform::{context, secrets};
 use crate::db::Database;
-use crate::{variable, variable_name, variable_or};
-
-/// Every permission an API user can be given (`rentald`'s route table names the same).
-const ALL_PERMISSIONS: &str = "bookings:read,bookings:write,selfcheckin:write,catalog:read";
+use crate::{variable, variable_or};
 
 /// The tenant's slug.
 pub fn tenant() -> String {
@@ -31,7 +30,7 @@ impl context::Guest for Adapter {
     }
 
     fn caller() -> Option<context::ApiUser> {
-        let permissions = variable_or("permissions", ALL_PERMISSIONS)
+        let permissions = variable_or("permissions", &PERMISSIONS.join(","))
             .split(',')
             .map(str::trim)
             .filter(|p| !p.is_empty())
@@ -59,7 +58,7 @@ impl context::Guest for Adapter {
     }
 
     fn setting(key: String) -> Option<String> {
-        if let Some(value) = variable_name("setting_", &key).and_then(|name| variable(&name)) {
+        if let Some(value) = spin_variable("setting_", &key).and_then(|name| variable(&name)) {
             return Some(value);
         }
         // An unreadable database reads as "not set"; the store calls report it.
@@ -72,6 +71,6 @@ impl context::Guest for Adapter {
 
 impl secrets::Guest for Adapter {
     fn get(name: String) -> Option<String> {
-        variable_name("", &name).and_then(|name| variable(&name))
+        spin_variable("", &name).and_then(|name| variable(&name))
     }
 }

@@ -48,38 +48,3 @@ fn variable(name: &str) -> Option<String> {
 fn variable_or(name: &str, default: &str) -> String {
     variable(name).unwrap_or_else(|| default.to_owned())
 }
-
-/// The Spin variable name for a platform name such as `bankone.signing_secret`
-/// (`bankone_signing_secret`); `None` when the name cannot be one.
-fn variable_name(prefix: &str, name: &str) -> Option<String> {
-    let mut out = String::from(prefix);
-    for c in name.chars() {
-        match c {
-            'a'..='z' | '0'..='9' | '_' => out.push(c),
-            'A'..='Z' => out.push(c.to_ascii_lowercase()),
-            '.' | '-' => out.push('_'),
-            _ => return None,
-        }
-    }
-    out.starts_with(|c: char| c.is_ascii_lowercase())
-        .then_some(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn platform_names_become_spin_variable_names() {
-        assert_eq!(
-            variable_name("", "bankone.signing_secret").as_deref(),
-            Some("bankone_signing_secret")
-        );
-        assert_eq!(
-            variable_name("setting_", "time_zone").as_deref(),
-            Some("setting_time_zone")
-        );
-        assert_eq!(variable_name("", "a b"), None);
-        assert_eq!(variable_name("", "1x"), None);
-    }
-}

@@ -16,7 +16,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use rental_domain::payments::BankSettlement;
+use rental_domain::payments::{self, AnswerError, BankAnswer, BankBaseUrl, BankSchemes};
 use rustls::RootCertStore;
 use rustls::pki_types::pem::PemObject as _;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
@@ -26,12 +26,9 @@ use crate::runtime::HostState;
 use crate::storage::Storage;
 use crate::storage::admin::Tenant;
 
-/// The largest answer read from a bank.
-const MAX_ANSWER: usize = 64 << 10;
-
 /// A bank as a tenant configured it.
 pub struct BankConfig {
-    base_url: url::Url,
+    base_url: BankBaseUrl,
     client_cert: String,
     client_key: String,
     ca_cert: String,
@@ -62,16 +59,16 @@ impl BankConfig {
             let name = format!("{bank}.{what}");
             async move { storage.secret(&tenant.slug, &name).await }
         };
-        let Some(base_url) = setting("base_url") else {
-            return Ok(Err(not_configured(bank, "base_url")));
+        let base_url_setting = payments::base_url_setting(bank);
+        let Some(base_url) = tenant.settings.get(&base_url_setting) else {
+            return Ok(Err(BankError::NotConfigured(format!(
+                "{base_url_setting} is not set"
+            ))));
         };
-        let base_url = match url::Url::parse(&base_url) {
-            Ok(url) if url.scheme() == "https" && url.host().is_some() => url,
-            _ => {
-                return Ok(Err(BankError::NotConfigured(format!(
-                    "{bank}.base_url is not an https URL"
-                ))));
-            }
+        let Some(base_url) = BankBaseUrl::parse(base_url, BankSchemes::Https) else {
+            return Ok(Err(BankError::NotConfigured(format!(
+                "{base_url_setting} is not an https URL"
+            ))));
         };
         let Some(client_cert) = secret("client_cert").await? else {
             return Ok(Err(not_configured(bank, "client_cert")));
@@ -125,18 +122,6 @@ impl BankConfig {
                 BankError::NotConfigured("the client certificate and key do not match".to_owned())
             })
     }
-
-    /// `{base_url}/settlements/{id}`, the id as one escaped path segment.
-    fn settlement_url(&self, settlement_id: &str) -> Result<url::Url, BankError> {
-        let mut url = self.base_url.clone();
-        url.path_segments_mut()
-            .map_err(|()| BankError::NotConfigured("the base URL cannot have a path".to_owned()))?
-            .pop_if_empty()
-            .push("settlements")
-            .push(settlement_id);
-        url.set_query(None);
-        Ok(url)
-    }
 }
 
 /// An error with its causes, without key material (rustls and reqwest never print keys).
@@ -151,13 +136,20 @@ fn describe(error: &dyn std::error::Error) -> String {
     text
 }
 
+fn answer_error(error: AnswerError) -> BankError {
+    match error {
+        AnswerError::Refused(message) => BankError::Refused(message),
+        AnswerError::BadAnswer(message) => BankError::BadAnswer(message),
+    }
+}
+
 /// Asks the bank for `settlement_id`. `Ok(None)`: the bank answered 404.
 pub async fn confirm(
     config: &BankConfig,
     settlement_id: &str,
     timeout: Duration,
 ) -> Result<Option<Settlement>, BankError> {
-    let url = config.settlement_url(settlement_id)?;
+    let url = config.base_url.settlement_url(settlement_id);
     let client = reqwest::Client::builder()
         .use_preconfigured_tls(config.tls()?)
         .https_only(true)
@@ -172,25 +164,18 @@ pub async fn confirm(
         .send()
         .await
         .map_err(|e| BankError::Unreachable(describe(&e)))?;
-    let status = response.status();
-    if status == http::StatusCode::NOT_FOUND {
+    let Some(mut answer) = BankAnswer::start(response.status().as_u16()).map_err(answer_error)?
+    else {
         return Ok(None);
-    }
-    if !status.is_success() {
-        return Err(BankError::Refused(format!("the bank answered {status}")));
-    }
-    let mut body = Vec::new();
+    };
     while let Some(chunk) = response
         .chunk()
         .await
         .map_err(|e| BankError::Unreachable(describe(&e)))?
     {
-        body.extend_from_slice(&chunk);
-        if body.len() > MAX_ANSWER {
-            return Err(BankError::BadAnswer("the answer is too large".to_owned()));
-        }
+        answer.push(&chunk).map_err(answer_error)?;
     }
-    let answer = BankSettlement::parse(&body).map_err(BankError::BadAnswer)?;
+    let answer = answer.settlement().map_err(answer_error)?;
     Ok(Some(Settlement {
         settlement_id: answer.settlement_id,
         reference: answer.reference,
@@ -246,32 +231,11 @@ mod tests {
 
     fn config(base: &str) -> BankConfig {
         BankConfig {
-            base_url: url::Url::parse(base).unwrap(),
+            base_url: BankBaseUrl::parse(base, BankSchemes::Https).unwrap(),
             client_cert: String::new(),
             client_key: "-----BEGIN PRIVATE KEY-----\nsecret\n-----END PRIVATE KEY-----".to_owned(),
             ca_cert: String::new(),
         }
-    }
-
-    #[test]
-    fn the_settlement_id_is_one_escaped_segment() {
-        for base in [
-            "https://bank.test",
-            "https://bank.test/",
-            "https://bank.test/?x=1",
-        ] {
-            assert_eq!(
-                config(base).settlement_url("st_1").unwrap().as_str(),
-                "https://bank.test/settlements/st_1"
-            );
-        }
-        assert_eq!(
-            config("https://bank.test/api/v2/")
-                .settlement_url("../admin?x#y")
-                .unwrap()
-                .as_str(),
-            "https://bank.test/api/v2/settlements/..%2Fadmin%3Fx%23y"
-        );
     }
 
     #[test]

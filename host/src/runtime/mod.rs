@@ -25,25 +25,11 @@ use wasmtime_wasi_http::{WasiHttp, WasiHttpView as _};
 pub use registry::ComponentStats;
 pub use state::{Caller, HostState, RequestContext};
 
-use registry::{Registry, World};
+use registry::Registry;
+use rental_platform::World;
 
 use crate::metrics::Metrics;
 use crate::storage::Storage;
-
-/// The components the platform ships, each serving a group of endpoints.
-pub const PLATFORM_COMPONENTS: &[&str] = &[
-    "listing",
-    "booking",
-    "selfcheckin",
-    "bankone",
-    "banktwo",
-    "reconcile",
-];
-
-/// The components linked against the `webhook-platform` world (their own secrets and the
-/// bank); every other component gets the `platform` world only, and fails to load if it
-/// imports more.
-pub const WEBHOOK_COMPONENTS: &[&str] = &["bankone", "banktwo"];
 
 /// How much a single request may use.
 #[derive(Debug, Clone, Copy)]
@@ -119,23 +105,17 @@ fn wasi_linker(engine: &Engine) -> anyhow::Result<Linker<HostState>> {
     Ok(linker)
 }
 
-/// Refuses a name that is not one of [`PLATFORM_COMPONENTS`].
+/// Refuses a name that is not a platform component's.
 pub fn ensure_platform_component(name: &str) -> anyhow::Result<()> {
-    anyhow::ensure!(
-        PLATFORM_COMPONENTS.contains(&name),
-        "unknown component {name:?}; the platform's components are: {}",
-        PLATFORM_COMPONENTS.join(", ")
-    );
+    name.parse::<rental_platform::Component>()?;
     Ok(())
 }
 
-/// The world a component is linked against, by its name.
+/// The world a component is linked against, by its name. Every name served is a platform
+/// component's (the route table's, the queue's, or one checked on install).
 fn world_of(name: &str) -> World {
-    if WEBHOOK_COMPONENTS.contains(&name) {
-        World::Webhook
-    } else {
-        World::Api
-    }
+    name.parse()
+        .map_or(World::Api, rental_platform::Component::world)
 }
 
 /// What a component may write to its stderr during one request; then the stream is closed.
@@ -210,7 +190,7 @@ impl Runtime {
     /// Checks that the platform's default components are in `dir` and link, and makes them the
     /// components of every tenant without its own. They stay in memory only while used.
     pub fn load_platform_components(&mut self, dir: &Path) -> anyhow::Result<()> {
-        for name in PLATFORM_COMPONENTS {
+        for name in rental_platform::Component::ALL.map(rental_platform::Component::name) {
             let path = dir.join(format!("{name}.wasm"));
             let sha256 = std::fs::read(&path)
                 .map_err(anyhow::Error::from)
@@ -343,9 +323,9 @@ impl Runtime {
 
     /// The platform components without a checked default (for the readiness probe).
     pub fn missing_platform_components(&self) -> Vec<&'static str> {
-        PLATFORM_COMPONENTS
-            .iter()
-            .copied()
+        rental_platform::Component::ALL
+            .map(rental_platform::Component::name)
+            .into_iter()
             .filter(|name| self.registry.default_sha256(name).is_none())
             .collect()
     }

@@ -12,28 +12,11 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
+use rental_platform::World;
 use tokio::sync::OnceCell;
 
 use super::LoadedComponent;
 use crate::storage::components::Change;
-
-/// The world a component is linked against.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum World {
-    /// `platform`: context and store.
-    Api,
-    /// `webhook-platform`: the platform plus the component's secrets and the bank.
-    Webhook,
-}
-
-impl World {
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Api => "platform",
-            Self::Webhook => "webhook-platform",
-        }
-    }
-}
 
 /// One loaded (or loading) component.
 struct Slot {

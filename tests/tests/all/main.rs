@@ -8,6 +8,7 @@ mod booking;
 mod catalog;
 mod cli;
 mod components;
+mod dev;
 mod front;
 mod listing;
 mod observability;

@@ -1,14 +1,18 @@
 //! The components under Spin (docs/spin.md): the adapter composed into each HTTP component as
 //! `spin up` composes a component dependency, what the composition imports and exports, a
 //! stand-in for Spin's SQLite and variables on which the composed booking and listing
-//! components create, update and list a booking, and spin.toml against the host's route table.
+//! components create, update and list a booking, and spin.toml against the platform's route
+//! table.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt as _, Full};
+use rental_domain::payments;
+use rental_platform::routes::ROUTES;
+use rental_platform::{PERMISSIONS, spin_variable};
 use serde_json::{Value, json};
 use wac_graph::types::Package;
 use wac_graph::{CompositionGraph, EncodeOptions};
@@ -19,8 +23,14 @@ use wasmtime_wasi_http::p2::bindings::ProxyPre;
 use wasmtime_wasi_http::p2::bindings::http::types::Scheme;
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
-/// The components spin.toml serves, each with the adapter composed in.
-const HTTP_COMPONENTS: [&str; 5] = ["listing", "booking", "selfcheckin", "bankone", "banktwo"];
+/// The components spin.toml serves, each with the adapter composed in: those with routes.
+fn http_components() -> Vec<&'static str> {
+    rental_platform::Component::ALL
+        .into_iter()
+        .filter(|c| c.routes().next().is_some())
+        .map(rental_platform::Component::name)
+        .collect()
+}
 
 /// What Spin 4.0.2 links for a `wasi:http/incoming-handler@0.2.x` component: WASI 0.2
 /// (`wasi:cli/imports@0.2.6` and `wasi:http/outgoing-handler@0.2.6` in its `spin:up/platform`
@@ -147,7 +157,7 @@ fn the_composed_components_import_only_what_spin_4_0_2_provides() {
         .collect();
     assert!(unprovided.is_empty(), "the adapter imports {unprovided:?}");
 
-    for component in HTTP_COMPONENTS {
+    for component in http_components() {
         let (imports, _) = world(&wasm(component));
         assert!(
             imports
@@ -485,41 +495,43 @@ async fn a_booking_is_created_updated_and_listed_through_the_adapter() {
     assert_eq!((status, body), (404, Value::Null));
 }
 
-/// The triggers of spin.toml: (route, component).
-fn spin_routes(manifest: &toml::Table) -> Vec<(String, String)> {
-    manifest["trigger"]["http"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| {
-            (
-                t["route"].as_str().unwrap().to_owned(),
-                t["component"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect()
+/// spin.toml's triggers, per component: the routes it serves.
+fn spin_routes(manifest: &toml::Table) -> BTreeMap<String, BTreeSet<String>> {
+    let triggers = manifest["trigger"]["http"].as_array().unwrap();
+    let mut routes: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for trigger in triggers {
+        let component = trigger["component"].as_str().unwrap().to_owned();
+        let route = trigger["route"].as_str().unwrap().to_owned();
+        assert!(
+            routes.entry(component).or_default().insert(route),
+            "one trigger per route: {trigger}"
+        );
+    }
+    routes
 }
 
-/// The host's route table (host/src/routes.rs) as (path, component), read from its source:
-/// every entry of `ROUTES` names its path and then its component as string literals.
-fn host_routes() -> Vec<(String, String)> {
-    let source = std::fs::read_to_string(workspace().join("host/src/routes.rs")).unwrap();
-    let start = source.find("pub static ROUTES").unwrap();
-    let table = &source[start..start + source[start..].find("\n];").unwrap()];
-    let literals: Vec<String> = table
-        .split('"')
-        .skip(1)
-        .step_by(2)
-        .map(str::to_owned)
-        .collect();
-    assert!(
-        !literals.is_empty() && literals.len().is_multiple_of(2),
-        "{literals:?}"
-    );
-    literals
-        .chunks(2)
-        .map(|pair| (pair[0].clone(), pair[1].clone()))
-        .collect()
+/// The platform's route table, per component, in Spin's route syntax (`{id}` is `:id`). Spin
+/// routes by path only: a path served with several methods is one trigger.
+fn table_routes() -> BTreeMap<String, BTreeSet<String>> {
+    let mut routes: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for route in ROUTES {
+        let path = route
+            .path
+            .split('/')
+            .map(
+                |s| match s.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
+                    Some(name) => format!(":{name}"),
+                    None => s.to_owned(),
+                },
+            )
+            .collect::<Vec<_>>()
+            .join("/");
+        routes
+            .entry(route.component.to_owned())
+            .or_default()
+            .insert(path);
+    }
+    routes
 }
 
 fn workspace() -> PathBuf {
@@ -534,34 +546,27 @@ fn spin_toml_serves_every_route_with_the_adapter() {
         .unwrap();
     assert_eq!(manifest["spin_manifest_version"].as_integer(), Some(2));
 
-    let served = spin_routes(&manifest);
-    let expected: Vec<(String, String)> = host_routes()
-        .into_iter()
-        .map(|(path, component)| {
-            let path = path
-                .split('/')
-                .map(
-                    |s| match s.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
-                        Some(name) => format!(":{name}"),
-                        None => s.to_owned(),
-                    },
-                )
-                .collect::<Vec<_>>()
-                .join("/");
-            (path, component)
-        })
-        .collect();
-    assert!(expected.len() >= 16, "{expected:?}");
-    for route in &expected {
-        assert!(
-            served.contains(route),
-            "spin.toml serves {route:?}: {served:?}"
-        );
-    }
-    assert_eq!(served.len(), expected.len(), "no route beyond the host's");
+    assert_eq!(
+        spin_routes(&manifest),
+        table_routes(),
+        "spin.toml serves the route table's paths, each by the table's component"
+    );
+    assert_eq!(
+        manifest["variables"]["permissions"]["default"].as_str(),
+        Some(PERMISSIONS.join(",").as_str()),
+        "the caller holds every permission by default"
+    );
 
     let components = manifest["component"].as_table().unwrap();
-    for name in HTTP_COMPONENTS {
+    assert_eq!(
+        components
+            .keys()
+            .map(String::as_str)
+            .collect::<BTreeSet<_>>(),
+        http_components().into_iter().collect(),
+        "one component per HTTP component"
+    );
+    for name in http_components() {
         let component = &components[name];
         assert_eq!(
             component["source"].as_str(),
@@ -609,15 +614,25 @@ fn spin_toml_serves_every_route_with_the_adapter() {
             );
         }
     }
-    for (name, secret) in [
+    let banktwo_base_url = spin_variable("", &payments::base_url_setting("banktwo")).unwrap();
+    assert!(
+        manifest["variables"]
+            .as_table()
+            .unwrap()
+            .contains_key(&banktwo_base_url),
+        "spin.toml declares {banktwo_base_url}"
+    );
+    for (name, variable) in [
         ("bankone", "bankone_signing_secret"),
         ("banktwo", "banktwo_shared_secret"),
+        ("banktwo", banktwo_base_url.as_str()),
     ] {
         assert!(
             components[name]["variables"]
                 .as_table()
                 .unwrap()
-                .contains_key(secret)
+                .contains_key(variable),
+            "{name} declares {variable}"
         );
     }
 }
