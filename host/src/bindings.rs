@@ -17,6 +17,7 @@ wasmtime::component::bindgen!({
     },
     trappable_error_type: {
         "rental:platform/store.store-error" => crate::capabilities::store::StoreFailure,
+        "rental:platform/bank.bank-error" => crate::capabilities::bank::BankFailure,
     },
 });
 

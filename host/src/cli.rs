@@ -11,7 +11,7 @@ use rental_platform::{Component, PERMISSIONS};
 use crate::apidocs::ApiDocs;
 use crate::config::{Config, GlobalArgs, ServeArgs, Transport};
 use crate::metrics::Metrics;
-use crate::runtime::{self, Runtime};
+use crate::runtime::Runtime;
 use crate::server::App;
 use crate::storage::Storage;
 use crate::storage::components::{Install, Rollback};
@@ -296,6 +296,7 @@ async fn component_command(
             file,
             cache_dir,
         } => {
+            let component: Component = component.parse()?;
             let wasm =
                 std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
             let runtime = Runtime::new(
@@ -304,10 +305,10 @@ async fn component_command(
                 Arc::new(Metrics::new()),
             )?;
             let sha256 = runtime
-                .check(&component, &wasm)
+                .check(component, &wasm)
                 .with_context(|| format!("{} refused as {component}", file.display()))?;
             match storage
-                .install_component(&tenant, &component, &sha256, &wasm)
+                .install_component(&tenant, component.name(), &sha256, &wasm)
                 .await?
             {
                 Install::Installed(version) => println!(
@@ -382,8 +383,8 @@ async fn component_command(
             Ok(())
         }
         ComponentCommand::Rollback { tenant, component } => {
-            runtime::ensure_platform_component(&component)?;
-            match storage.rollback_component(&tenant, &component).await? {
+            let component: Component = component.parse()?;
+            match storage.rollback_component(&tenant, component.name()).await? {
                 Rollback::Version(version) => {
                     println!("tenant {tenant} uses {component} version {version} again")
                 }

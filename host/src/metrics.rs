@@ -17,6 +17,8 @@ use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::metrics::info::Info;
 use prometheus_client::registry::{Registry, Unit};
 
+use rental_platform::Component as PlatformComponent;
+
 use crate::runtime::Outcome;
 use crate::storage::queue::QueueDepth;
 
@@ -173,19 +175,19 @@ impl Metrics {
             .observe(elapsed.as_secs_f64());
     }
 
-    pub fn component_instantiated(&self, component: &str, elapsed: Duration) {
+    pub fn component_instantiated(&self, component: PlatformComponent, elapsed: Duration) {
         self.instantiation
             .get_or_create(&component_labels(component))
             .observe(elapsed.as_secs_f64());
     }
 
-    pub fn component_executed(&self, component: &str, elapsed: Duration) {
+    pub fn component_executed(&self, component: PlatformComponent, elapsed: Duration) {
         self.execution
             .get_or_create(&component_labels(component))
             .observe(elapsed.as_secs_f64());
     }
 
-    pub fn component_finished(&self, component: &str, outcome: &Outcome) {
+    pub fn component_finished(&self, component: PlatformComponent, outcome: &Outcome) {
         let outcome = match outcome {
             Outcome::Response(_) => "ok",
             Outcome::Trap(_) => "trap",
@@ -193,7 +195,7 @@ impl Metrics {
         };
         self.outcomes
             .get_or_create(&OutcomeLabels {
-                component: component.to_owned(),
+                component: component.name().to_owned(),
                 outcome,
             })
             .inc();
@@ -227,9 +229,9 @@ impl Metrics {
     }
 }
 
-fn component_labels(component: &str) -> ComponentLabels {
+fn component_labels(component: PlatformComponent) -> ComponentLabels {
     ComponentLabels {
-        component: component.to_owned(),
+        component: component.name().to_owned(),
     }
 }
 

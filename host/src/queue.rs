@@ -89,7 +89,7 @@ pub async fn run(app: Arc<App>, policy: Policy) {
                 Ok(messages) => {
                     for message in messages {
                         delivered_any = true;
-                        deliver(&app, &policy, component.name(), message).await;
+                        deliver(&app, &policy, *component, message).await;
                     }
                 }
                 Err(e) => tracing::error!(topic, error = %e, "claiming queued messages"),
@@ -109,7 +109,7 @@ enum Settle {
     Dead(String),
 }
 
-async fn deliver(app: &App, policy: &Policy, component: &'static str, message: Claimed) {
+async fn deliver(app: &App, policy: &Policy, component: Component, message: Claimed) {
     let span = tracing::info_span!(
         "queue",
         message = message.id,
@@ -148,7 +148,7 @@ async fn deliver(app: &App, policy: &Policy, component: &'static str, message: C
 }
 
 /// Runs the consumer component on one message.
-async fn invoke(app: &App, component: &'static str, message: &Claimed) -> Settle {
+async fn invoke(app: &App, component: Component, message: &Claimed) -> Settle {
     let tenant = match app.storage.tenant(&message.tenant).await {
         Ok(Some(tenant)) if tenant.enabled => Arc::new(tenant),
         Ok(Some(_)) => return Settle::Retry("the tenant is disabled".to_owned()),

@@ -14,7 +14,7 @@ use http_body_util::{BodyExt as _, Full, Limited};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use rental_domain::{ApiError, ErrorCode, ErrorResponse, Language};
-use rental_platform::CORRELATION_HEADER;
+use rental_platform::{CORRELATION_HEADER, Component as PlatformComponent};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
@@ -143,7 +143,7 @@ struct Served {
     tenant: Option<String>,
     /// The route template (`GET /api/booking/{id}`), never the raw path.
     endpoint: String,
-    component: Option<&'static str>,
+    component: Option<PlatformComponent>,
 }
 
 impl Served {
@@ -156,11 +156,11 @@ impl Served {
         self.tenant = Some(slug.to_owned());
     }
 
-    fn set_endpoint(&mut self, endpoint: String, component: Option<&'static str>) {
+    fn set_endpoint(&mut self, endpoint: String, component: Option<PlatformComponent>) {
         let span = tracing::Span::current();
         span.record("endpoint", endpoint.as_str());
         if let Some(component) = component {
-            span.record("component", component);
+            span.record("component", component.name());
         }
         self.endpoint = endpoint;
         self.component = component;
@@ -180,7 +180,7 @@ macro_rules! request_event {
             correlation_id = %$served.correlation_id,
             tenant = $served.tenant(),
             endpoint = %$served.endpoint,
-            component = $served.component.unwrap_or(metrics::NONE),
+            component = $served.component.map_or(metrics::NONE, PlatformComponent::name),
             $($rest)+
         )
     };

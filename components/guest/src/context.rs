@@ -19,13 +19,6 @@ pub struct Caller {
     pub permissions: Vec<String>,
 }
 
-impl Caller {
-    /// Whether the user holds `permission`.
-    pub fn has_permission(&self, permission: &str) -> bool {
-        self.permissions.iter().any(|held| held == permission)
-    }
-}
-
 /// Slug of the tenant the request belongs to. Informational: every store call is already
 /// bound to this tenant.
 pub fn tenant() -> String {

@@ -71,7 +71,7 @@ impl Component {
 
     /// The routes it serves; none for `reconcile`, which the queue consumer runs.
     pub fn routes(self) -> impl Iterator<Item = &'static Route> {
-        ROUTES.iter().filter(move |r| r.component == self.name())
+        ROUTES.iter().filter(move |r| r.component == self)
     }
 }
 

@@ -22,8 +22,8 @@ pub struct Route {
     pub method: Method,
     /// Path segments; `{name}` matches any one segment.
     pub path: &'static str,
-    /// The [`Component::name`] of the component serving it.
-    pub component: &'static str,
+    /// The component serving it.
+    pub component: Component,
     pub access: Access,
 }
 
@@ -36,7 +36,7 @@ const fn route(
     Route {
         method,
         path,
-        component: component.name(),
+        component,
         access: Access::Permission(permission),
     }
 }
@@ -45,7 +45,7 @@ const fn webhook(path: &'static str, component: Component) -> Route {
     Route {
         method: Method::POST,
         path,
-        component: component.name(),
+        component,
         access: Access::Anonymous,
     }
 }
@@ -134,7 +134,7 @@ mod tests {
     #[test]
     fn matches_methods_and_paths() {
         assert!(
-            matches!(find(&Method::GET, "/api/bookings/list"), Matched::Route(r) if r.component == "listing")
+            matches!(find(&Method::GET, "/api/bookings/list"), Matched::Route(r) if r.component == Listing)
         );
         assert_eq!(
             find(&Method::POST, "/api/bookings/list"),
@@ -153,8 +153,8 @@ mod tests {
             Matched::Route(route) => (route.component, route.access),
             other => panic!("{method} {path}: {other:?}"),
         };
-        let write = ("booking", Access::Permission(BOOKINGS_WRITE));
-        let read = ("booking", Access::Permission(BOOKINGS_READ));
+        let write = (Booking, Access::Permission(BOOKINGS_WRITE));
+        let read = (Booking, Access::Permission(BOOKINGS_READ));
         assert_eq!(access(Method::POST, "/api/booking/book"), write);
         assert_eq!(access(Method::PUT, "/api/booking/update"), write);
         assert_eq!(access(Method::POST, "/api/booking/cancel"), write);
@@ -174,7 +174,7 @@ mod tests {
         match find(&Method::PUT, "/api/selfcheckin") {
             Matched::Route(route) => assert_eq!(
                 (route.component, route.access),
-                ("selfcheckin", Access::Permission(SELFCHECKIN_WRITE))
+                (SelfCheckIn, Access::Permission(SELFCHECKIN_WRITE))
             ),
             other => panic!("{other:?}"),
         }
@@ -210,8 +210,8 @@ mod tests {
         assert_eq!(
             anonymous,
             [
-                ("/api/bankone/webhooks", "bankone"),
-                ("/api/v1/banktwo/webhooks", "banktwo")
+                ("/api/bankone/webhooks", BankOne),
+                ("/api/v1/banktwo/webhooks", BankTwo)
             ]
         );
     }

@@ -20,11 +20,22 @@ use rental_domain::payments::{self, AnswerError, BankAnswer, BankBaseUrl, BankSc
 use rustls::RootCertStore;
 use rustls::pki_types::pem::PemObject as _;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use wasmtime_wasi::TrappableError;
 
 use crate::bindings::bank::{self, BankError, Settlement};
 use crate::runtime::HostState;
-use crate::storage::Storage;
+use crate::storage::{self, Storage};
 use crate::storage::admin::Tenant;
+
+/// What a bank call fails with: a WIT `bank-error` for the guest, or a trap (the database
+/// failed while the configuration was read).
+pub type BankFailure = TrappableError<BankError>;
+
+impl From<storage::Error> for BankFailure {
+    fn from(error: storage::Error) -> Self {
+        BankFailure::trap(error)
+    }
+}
 
 /// A bank as a tenant configured it.
 pub struct BankConfig {
@@ -47,13 +58,9 @@ fn not_configured(bank: &str, what: &str) -> BankError {
 }
 
 impl BankConfig {
-    /// Reads the configuration of `bank` for `tenant`. `Err(_)`: a database fault;
-    /// `Ok(Err(_))`: something is missing or unusable.
-    pub async fn load(
-        storage: &Storage,
-        tenant: &Tenant,
-        bank: &str,
-    ) -> Result<Result<Self, BankError>, crate::storage::Error> {
+    /// Reads the configuration of `bank` for `tenant`: refused when something is missing or
+    /// unusable, a trap when the database fails.
+    pub async fn load(storage: &Storage, tenant: &Tenant, bank: &str) -> Result<Self, BankFailure> {
         let setting = |what: &str| tenant.settings.get(&format!("{bank}.{what}")).cloned();
         let secret = |what: &str| {
             let name = format!("{bank}.{what}");
@@ -61,34 +68,32 @@ impl BankConfig {
         };
         let base_url_setting = payments::base_url_setting(bank);
         let Some(base_url) = tenant.settings.get(&base_url_setting) else {
-            return Ok(Err(BankError::NotConfigured(format!(
-                "{base_url_setting} is not set"
-            ))));
+            return Err(BankError::NotConfigured(format!("{base_url_setting} is not set")).into());
         };
         let Some(base_url) = BankBaseUrl::parse(base_url, BankSchemes::Https) else {
-            return Ok(Err(BankError::NotConfigured(format!(
-                "{base_url_setting} is not an https URL"
-            ))));
+            return Err(
+                BankError::NotConfigured(format!("{base_url_setting} is not an https URL")).into(),
+            );
         };
         let Some(client_cert) = secret("client_cert").await? else {
-            return Ok(Err(not_configured(bank, "client_cert")));
+            return Err(not_configured(bank, "client_cert").into());
         };
         let Some(client_key) = secret("client_key").await? else {
-            return Ok(Err(not_configured(bank, "client_key")));
+            return Err(not_configured(bank, "client_key").into());
         };
         let ca_cert = match setting("ca_cert") {
             Some(ca) => ca,
             None => match secret("ca_cert").await? {
                 Some(ca) => ca,
-                None => return Ok(Err(not_configured(bank, "ca_cert"))),
+                None => return Err(not_configured(bank, "ca_cert").into()),
             },
         };
-        Ok(Ok(Self {
+        Ok(Self {
             base_url,
             client_cert,
             client_key,
             ca_cert,
-        }))
+        })
     }
 
     /// The rustls client configuration: the bank's CA as the only root, the tenant's
@@ -190,20 +195,15 @@ impl bank::Host for HostState {
         &mut self,
         bank: String,
         settlement_id: String,
-    ) -> wasmtime::Result<Result<Option<Settlement>, BankError>> {
-        if bank != self.request.component {
-            return Ok(Err(BankError::NotConfigured(format!(
+    ) -> Result<Option<Settlement>, BankFailure> {
+        if bank != self.request.component.name() {
+            return Err(BankError::NotConfigured(format!(
                 "component {} may only ask its own bank",
                 self.request.component
-            ))));
+            ))
+            .into());
         }
-        let config = match BankConfig::load(&self.storage, &self.request.tenant, &bank)
-            .await
-            .map_err(wasmtime::Error::new)?
-        {
-            Ok(config) => config,
-            Err(error) => return Ok(Err(error)),
-        };
+        let config = BankConfig::load(&self.storage, &self.request.tenant, &bank).await?;
         let started = std::time::Instant::now();
         let answer = confirm(&config, &settlement_id, self.bank_timeout).await;
         match &answer {
@@ -221,7 +221,11 @@ impl bank::Host for HostState {
                 "the bank did not confirm"
             ),
         }
-        Ok(answer)
+        Ok(answer?)
+    }
+
+    fn convert_bank_error(&mut self, error: BankFailure) -> wasmtime::Result<BankError> {
+        error.downcast()
     }
 }
 

@@ -15,9 +15,10 @@ pub fn readable_by(component: &str, name: &str) -> bool {
 
 impl secrets::Host for HostState {
     async fn get(&mut self, name: String) -> wasmtime::Result<Option<String>> {
-        if !readable_by(self.request.component, &name) {
+        let component = self.request.component.name();
+        if !readable_by(component, &name) {
             tracing::warn!(
-                component = self.request.component,
+                component,
                 secret = %name,
                 "a component asked for a secret that is not its own"
             );

@@ -26,7 +26,7 @@ pub use registry::ComponentStats;
 pub use state::{Caller, HostState, RequestContext};
 
 use registry::Registry;
-use rental_platform::World;
+use rental_platform::{Component as PlatformComponent, World};
 
 use crate::metrics::Metrics;
 use crate::storage::Storage;
@@ -105,32 +105,19 @@ fn wasi_linker(engine: &Engine) -> anyhow::Result<Linker<HostState>> {
     Ok(linker)
 }
 
-/// Refuses a name that is not a platform component's.
-pub fn ensure_platform_component(name: &str) -> anyhow::Result<()> {
-    name.parse::<rental_platform::Component>()?;
-    Ok(())
-}
-
-/// The world a component is linked against, by its name. Every name served is a platform
-/// component's (the route table's, the queue's, or one checked on install).
-fn world_of(name: &str) -> World {
-    name.parse()
-        .map_or(World::Api, rental_platform::Component::world)
-}
-
 /// What a component may write to its stderr during one request; then the stream is closed.
 const GUEST_STDERR_BYTES: usize = 64 << 10;
 
 /// Logs what a component wrote to its stderr, a line an event, in the current (the request's)
 /// span.
-fn log_guest_stderr(component: &str, written: &[u8]) {
+fn log_guest_stderr(component: PlatformComponent, written: &[u8]) {
     for line in String::from_utf8_lossy(written)
         .lines()
         .filter(|l| !l.trim().is_empty())
     {
         tracing::warn!(
             target: "rentald::guest",
-            component,
+            component = component.name(),
             output = line,
             "component wrote to stderr"
         );
@@ -190,33 +177,32 @@ impl Runtime {
     /// Checks that the platform's default components are in `dir` and link, and makes them the
     /// components of every tenant without its own. They stay in memory only while used.
     pub fn load_platform_components(&mut self, dir: &Path) -> anyhow::Result<()> {
-        for name in rental_platform::Component::ALL.map(rental_platform::Component::name) {
+        for name in PlatformComponent::ALL {
             let path = dir.join(format!("{name}.wasm"));
             let sha256 = std::fs::read(&path)
                 .map_err(anyhow::Error::from)
                 .and_then(|wasm| self.check(name, &wasm))
                 .with_context(|| format!("loading component {name} from {}", path.display()))?;
-            tracing::info!(component = name, %sha256, "platform component ready");
-            self.registry.set_default(name, sha256);
+            tracing::info!(component = name.name(), %sha256, "platform component ready");
+            self.registry.set_default(name.name(), sha256);
         }
         self.components_dir = dir.to_path_buf();
         Ok(())
     }
 
     /// Compiles `wasm` (or takes it from the cache, where it stays compiled) and links it as
-    /// component `name`: refused unless `name` is a platform component and the bytes are a
-    /// component that imports only what the platform offers to `name` and exports
+    /// component `name`: refused unless the bytes are a component that imports only what the
+    /// platform offers to `name` and exports
     /// `wasi:http/incoming-handler`. Returns its sha256.
-    pub fn check(&self, name: &str, wasm: &[u8]) -> anyhow::Result<String> {
-        ensure_platform_component(name)?;
+    pub fn check(&self, name: PlatformComponent, wasm: &[u8]) -> anyhow::Result<String> {
         let (sha256, component) = self.cache.component(&self.engine, wasm)?;
         self.link(name, &component)?;
         Ok(sha256)
     }
 
     /// Links a compiled component against the world of `name`.
-    fn link(&self, name: &str, component: &Component) -> anyhow::Result<LoadedComponent> {
-        let world = world_of(name);
+    fn link(&self, name: PlatformComponent, component: &Component) -> anyhow::Result<LoadedComponent> {
+        let world = name.world();
         let linker = match world {
             World::Api => &self.api_linker,
             World::Webhook => &self.webhook_linker,
@@ -244,13 +230,13 @@ impl Runtime {
         &self,
         storage: &Storage,
         tenant: &str,
-        name: &str,
+        name: PlatformComponent,
     ) -> anyhow::Result<Arc<LoadedComponent>> {
         let sha256 = self
             .registry
-            .resolve(tenant, name)
+            .resolve(tenant, name.name())
             .with_context(|| format!("no component {name}"))?;
-        let key = (sha256.clone(), world_of(name));
+        let key = (sha256.clone(), name.world());
         self.registry
             .get_or_load(key, || async {
                 let cached =
@@ -265,7 +251,7 @@ impl Runtime {
                     }
                 };
                 let loaded = self.link(name, &component)?;
-                tracing::info!(component = name, %sha256, "component loaded");
+                tracing::info!(component = name.name(), %sha256, "component loaded");
                 Ok::<_, anyhow::Error>(loaded)
             })
             .await
@@ -273,8 +259,13 @@ impl Runtime {
     }
 
     /// The bytes of a component: the platform's file, or an upload from the database.
-    async fn wasm(&self, storage: &Storage, name: &str, sha256: &str) -> anyhow::Result<Vec<u8>> {
-        if self.registry.default_sha256(name) == Some(sha256) {
+    async fn wasm(
+        &self,
+        storage: &Storage,
+        name: PlatformComponent,
+        sha256: &str,
+    ) -> anyhow::Result<Vec<u8>> {
+        if self.registry.default_sha256(name.name()) == Some(sha256) {
             let path = self.components_dir.join(format!("{name}.wasm"));
             return std::fs::read(&path).with_context(|| format!("reading {}", path.display()));
         }
@@ -323,8 +314,8 @@ impl Runtime {
 
     /// The platform components without a checked default (for the readiness probe).
     pub fn missing_platform_components(&self) -> Vec<&'static str> {
-        rental_platform::Component::ALL
-            .map(rental_platform::Component::name)
+        PlatformComponent::ALL
+            .map(PlatformComponent::name)
             .into_iter()
             .filter(|name| self.registry.default_sha256(name).is_none())
             .collect()

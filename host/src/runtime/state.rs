@@ -27,7 +27,7 @@ pub struct Caller {
 pub struct RequestContext {
     pub tenant: Arc<Tenant>,
     /// The component serving the request: what its secrets and its bank are named after.
-    pub component: &'static str,
+    pub component: rental_platform::Component,
     pub caller: Option<Caller>,
     pub language: Language,
     pub correlation_id: String,

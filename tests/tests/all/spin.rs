@@ -527,7 +527,7 @@ fn table_routes() -> BTreeMap<String, BTreeSet<String>> {
             .collect::<Vec<_>>()
             .join("/");
         routes
-            .entry(route.component.to_owned())
+            .entry(route.component.name().to_owned())
             .or_default()
             .insert(path);
     }
