@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::runtime::Caller;
 use crate::storage::Storage;
-use crate::storage::admin::ApiUser;
+use crate::storage::tenants::ApiUser;
 
 /// Lifetime of an access token, as the interface gives it.
 pub const TOKEN_LIFETIME_SECS: i64 = 86_399;

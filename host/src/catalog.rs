@@ -9,7 +9,7 @@ use rental_domain::catalog::{self, Catalog, Kind};
 use rental_domain::store::KeyRange;
 
 use crate::storage::Storage;
-use crate::storage::docs::{Mode, Range, Scan};
+use crate::storage::documents::{Mode, Range, Scan};
 
 /// Documents read per scan.
 const PAGE: u32 = 500;

@@ -15,7 +15,7 @@ use crate::runtime::Runtime;
 use crate::server::App;
 use crate::storage::Storage;
 use crate::storage::components::{Install, Rollback};
-use crate::{auth, catalog, ops, queue, server, telemetry, tenancy, tls};
+use crate::{auth, catalog, probes, queue, server, telemetry, tenancy, tls};
 
 #[derive(Debug, Parser)]
 #[command(name = "rentald", version, about = "The car-rental platform host")]
@@ -247,11 +247,9 @@ impl Cli {
                 name,
                 enabled,
                 api_enabled,
-            }) => {
-                Ok(storage
-                    .set_user_flags(&tenant, &name, enabled, api_enabled)
-                    .await?)
-            }
+            }) => Ok(storage
+                .set_user_flags(&tenant, &name, enabled, api_enabled)
+                .await?),
             Command::Secret(SecretCommand::Set { tenant, name }) => {
                 let value = read_stdin_all()?;
                 storage.set_secret(&tenant, &name, &value).await?;
@@ -384,7 +382,10 @@ async fn component_command(
         }
         ComponentCommand::Rollback { tenant, component } => {
             let component: Component = component.parse()?;
-            match storage.rollback_component(&tenant, component.name()).await? {
+            match storage
+                .rollback_component(&tenant, component.name())
+                .await?
+            {
                 Rollback::Version(version) => {
                     println!("tenant {tenant} uses {component} version {version} again")
                 }
@@ -496,7 +497,7 @@ async fn run_server(config: Config, storage: Storage) -> anyhow::Result<()> {
             println!("metrics on http://{address}/metrics");
             let app = app.clone();
             Some(AbortOnDrop(tokio::spawn(async move {
-                if let Err(e) = ops::serve(app, listener).await {
+                if let Err(e) = probes::serve(app, listener).await {
                     tracing::error!(error = %e, "the metrics listener failed");
                 }
             })))

@@ -8,7 +8,7 @@ mod catalog;
 mod cli;
 mod config;
 mod metrics;
-mod ops;
+mod probes;
 mod queue;
 mod routes;
 mod runtime;

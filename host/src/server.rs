@@ -23,11 +23,11 @@ use tracing::Instrument as _;
 use crate::apidocs::ApiDocs;
 use crate::auth::{self, AuthError, Throttle, TokenRequest};
 use crate::metrics::{self, Metrics};
-use crate::ops;
+use crate::probes;
 use crate::routes::{self, Access, Matched};
 use crate::runtime::{Outcome, RequestContext, Runtime};
 use crate::storage::Storage;
-use crate::storage::admin::Tenant;
+use crate::storage::tenants::Tenant;
 use crate::tenancy::{self, HostError};
 use crate::tls;
 
@@ -233,7 +233,7 @@ impl App {
 
     async fn route(&self, request: Request<Incoming>, served: &mut Served) -> Response<Body> {
         let path = request.uri().path();
-        if let Some(response) = ops::probe(self, path).await {
+        if let Some(response) = probes::probe(self, path).await {
             served.set_endpoint(path.to_owned(), None);
             return response;
         }
@@ -423,7 +423,9 @@ impl App {
             Err(_) => return auth_failure(tenant, "", AuthError::InvalidRequest),
         };
         let issued = match TokenRequest::parse(&form, authorization.as_deref()) {
-            Ok(parsed) => auth::issue_token(&self.storage, &self.throttle, &tenant.slug, parsed).await,
+            Ok(parsed) => {
+                auth::issue_token(&self.storage, &self.throttle, &tenant.slug, parsed).await
+            }
             Err(e) => Err(e),
         };
         match issued {

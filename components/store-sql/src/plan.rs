@@ -187,7 +187,9 @@ impl<T> Plan<T> {
 pub(crate) fn int(row: &[Value], i: usize) -> Result<i64, StoreError> {
     match row.get(i) {
         Some(Value::Int(v)) => Ok(*v),
-        other => Err(StoreError::Fault(format!("column {i} is not an integer: {other:?}"))),
+        other => Err(StoreError::Fault(format!(
+            "column {i} is not an integer: {other:?}"
+        ))),
     }
 }
 
@@ -195,7 +197,9 @@ pub(crate) fn int(row: &[Value], i: usize) -> Result<i64, StoreError> {
 pub(crate) fn text(row: &[Value], i: usize) -> Result<String, StoreError> {
     match row.get(i) {
         Some(Value::Text(v)) => Ok(v.clone()),
-        other => Err(StoreError::Fault(format!("column {i} is not text: {other:?}"))),
+        other => Err(StoreError::Fault(format!(
+            "column {i} is not text: {other:?}"
+        ))),
     }
 }
 
@@ -203,7 +207,9 @@ pub(crate) fn text(row: &[Value], i: usize) -> Result<String, StoreError> {
 pub(crate) fn blob(row: &[Value], i: usize) -> Result<&[u8], StoreError> {
     match row.get(i) {
         Some(Value::Blob(v)) => Ok(v),
-        other => Err(StoreError::Fault(format!("column {i} is not a blob: {other:?}"))),
+        other => Err(StoreError::Fault(format!(
+            "column {i} is not a blob: {other:?}"
+        ))),
     }
 }
 
@@ -234,11 +240,10 @@ mod tests {
         let plan: Plan<()> = Plan::new(statements, |_| Ok(()))
             .guard_first(|rows| rows.is_empty().then_some(StoreError::Conflict));
         let mut ran = Vec::new();
-        let outcome = plan
-            .run(|s| {
-                ran.push(s.sql(Dialect::Postgres).into_owned());
-                Ok(Vec::new())
-            });
+        let outcome = plan.run(|s| {
+            ran.push(s.sql(Dialect::Postgres).into_owned());
+            Ok(Vec::new())
+        });
         assert_eq!(outcome, Err(StoreError::Conflict));
         assert_eq!(ran, ["first"]);
     }

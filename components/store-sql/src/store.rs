@@ -496,7 +496,8 @@ impl Scope {
             for row in rows {
                 entries.push(Entry {
                     id: text(row, 0)?,
-                    key: keys::decode(blob(row, 1)?).map_err(|e| StoreError::Fault(e.to_string()))?,
+                    key: keys::decode(blob(row, 1)?)
+                        .map_err(|e| StoreError::Fault(e.to_string()))?,
                 });
             }
             Ok(entries)
@@ -634,9 +635,7 @@ mod tests {
     #[test]
     fn writes_in_a_read_only_transaction_are_invalid() {
         let ro = scope(Mode::ReadOnly);
-        let outcome = ro
-            .put("c", "1", "{}", &[], Expect::Any)
-            .run(|_| Ok(vec![]));
+        let outcome = ro.put("c", "1", "{}", &[], Expect::Any).run(|_| Ok(vec![]));
         assert!(matches!(outcome, Err(StoreError::Invalid(_))));
         let outcome = ro.next_id("s").run(|_| Ok(vec![]));
         assert!(matches!(outcome, Err(StoreError::Invalid(_))));
@@ -686,11 +685,7 @@ mod tests {
                 ],
             ])
         });
-        let ids: Vec<String> = outcome
-            .unwrap()
-            .into_iter()
-            .map(|d| d.id)
-            .collect();
+        let ids: Vec<String> = outcome.unwrap().into_iter().map(|d| d.id).collect();
         assert_eq!(ids, ["b", "a"]);
         let too_many = vec![String::new(); MAX_GET_MANY + 1];
         let outcome = scope(Mode::ReadOnly)

@@ -24,8 +24,8 @@ use wasmtime_wasi::TrappableError;
 
 use crate::bindings::bank::{self, BankError, Settlement};
 use crate::runtime::HostState;
+use crate::storage::tenants::Tenant;
 use crate::storage::{self, Storage};
-use crate::storage::admin::Tenant;
 
 /// What a bank call fails with: a WIT `bank-error` for the guest, or a trap (the database
 /// failed while the configuration was read).
@@ -71,9 +71,10 @@ impl BankConfig {
             return Err(BankError::NotConfigured(format!("{base_url_setting} is not set")).into());
         };
         let Some(base_url) = BankBaseUrl::parse(base_url, BankSchemes::Https) else {
-            return Err(
-                BankError::NotConfigured(format!("{base_url_setting} is not an https URL")).into(),
-            );
+            return Err(BankError::NotConfigured(format!(
+                "{base_url_setting} is not an https URL"
+            ))
+            .into());
         };
         let Some(client_cert) = secret("client_cert").await? else {
             return Err(not_configured(bank, "client_cert").into());

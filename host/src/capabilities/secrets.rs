@@ -24,7 +24,10 @@ impl secrets::Host for HostState {
             );
             return Ok(None);
         }
-        Ok(self.storage.secret(&self.request.tenant.slug, &name).await?)
+        Ok(self
+            .storage
+            .secret(&self.request.tenant.slug, &name)
+            .await?)
     }
 }
 

@@ -10,7 +10,7 @@ use wasmtime_wasi::TrappableError;
 
 use crate::bindings::store as wit;
 use crate::runtime::HostState;
-use crate::storage::{self, docs::DocTransaction};
+use crate::storage::{self, documents::DocTransaction};
 
 /// The host half of a WIT `transaction` resource. `None` once committed.
 pub struct Transaction(Option<DocTransaction>);
@@ -92,7 +92,10 @@ impl wit::HostTransaction for HostState {
         collection: String,
         ids: Vec<String>,
     ) -> Result<Vec<wit::Document>, StoreFailure> {
-        let found = self.transaction(&handle)?.get_many(&collection, &ids).await?;
+        let found = self
+            .transaction(&handle)?
+            .get_many(&collection, &ids)
+            .await?;
         Ok(found.into_iter().map(document).collect())
     }
 

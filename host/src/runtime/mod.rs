@@ -201,7 +201,11 @@ impl Runtime {
     }
 
     /// Links a compiled component against the world of `name`.
-    fn link(&self, name: PlatformComponent, component: &Component) -> anyhow::Result<LoadedComponent> {
+    fn link(
+        &self,
+        name: PlatformComponent,
+        component: &Component,
+    ) -> anyhow::Result<LoadedComponent> {
         let world = name.world();
         let linker = match world {
             World::Api => &self.api_linker,

@@ -11,7 +11,7 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use crate::storage::Storage;
-use crate::storage::admin::Tenant;
+use crate::storage::tenants::Tenant;
 
 /// The authenticated API user of a request.
 #[derive(Debug, Clone)]

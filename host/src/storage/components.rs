@@ -157,11 +157,7 @@ impl Storage {
 
     /// Deactivates the tenant's active version of `component` and activates the latest one
     /// before it, or the platform's default when there is none.
-    pub async fn rollback_component(
-        &self,
-        tenant: &str,
-        component: &str,
-    ) -> Result<Rollback> {
+    pub async fn rollback_component(&self, tenant: &str, component: &str) -> Result<Rollback> {
         self.require_tenant(tenant).await?;
         let mut tx = self.pool().begin().await?;
         let generation = next_generation(&mut tx).await?;
@@ -236,11 +232,7 @@ impl Storage {
 
     /// The rows changed after generation `after` up to `upto` (a generation read before, so
     /// that every writer up to it has committed).
-    pub async fn component_changes(
-        &self,
-        after: i64,
-        upto: i64,
-    ) -> Result<Vec<Change>> {
+    pub async fn component_changes(&self, after: i64, upto: i64) -> Result<Vec<Change>> {
         let rows = sqlx::query(
             "SELECT tenant, component, sha256, active FROM tenant_components \
              WHERE generation > $1 AND generation <= $2",

@@ -6,10 +6,10 @@
 //! locking). Every table is keyed by tenant, and every function here takes the tenant as an
 //! argument: nothing reads across tenants except the operator's own tools.
 
-pub mod admin;
 pub mod components;
-pub mod docs;
+pub mod documents;
 pub mod queue;
+pub mod tenants;
 #[cfg(test)]
 mod tests;
 
@@ -23,7 +23,7 @@ use rental_store_sql::StoreError;
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::{AnyPool, Executor as _};
 
-pub use docs::Mode;
+pub use documents::Mode;
 
 /// Everything a storage call can fail with.
 #[derive(Debug, thiserror::Error)]

@@ -42,21 +42,21 @@ impl Storage {
         .fetch_all(self.pool())
         .await?;
         read_rows(&rows, |row| {
-                let payload: String = row.try_get(3)?;
-                Ok(QueueMessage {
-                    id: row.try_get(0)?,
-                    tenant: row.try_get(1)?,
-                    topic: row.try_get(2)?,
-                    payload: serde_json::from_str(&payload)
-                        .unwrap_or(serde_json::Value::String(payload)),
-                    dedupe_key: row.try_get(4)?,
-                    status: row.try_get(5)?,
-                    attempts: row.try_get(6)?,
-                    created_at: time(row.try_get(7)?),
-                    delivered_at: row.try_get::<Option<i64>, _>(8)?.map(time),
-                    last_error: row.try_get(9)?,
-                })
+            let payload: String = row.try_get(3)?;
+            Ok(QueueMessage {
+                id: row.try_get(0)?,
+                tenant: row.try_get(1)?,
+                topic: row.try_get(2)?,
+                payload: serde_json::from_str(&payload)
+                    .unwrap_or(serde_json::Value::String(payload)),
+                dedupe_key: row.try_get(4)?,
+                status: row.try_get(5)?,
+                attempts: row.try_get(6)?,
+                created_at: time(row.try_get(7)?),
+                delivered_at: row.try_get::<Option<i64>, _>(8)?.map(time),
+                last_error: row.try_get(9)?,
             })
+        })
     }
 }
 
@@ -169,11 +169,7 @@ impl Storage {
     }
 
     /// Dead-letters a claimed message that can never be delivered, with the reason.
-    pub async fn dead_letter_message(
-        &self,
-        message: &Claimed,
-        reason: &str,
-    ) -> Result<bool> {
+    pub async fn dead_letter_message(&self, message: &Claimed, reason: &str) -> Result<bool> {
         let updated = sqlx::query(
             "UPDATE queue SET status = 'dead', last_error = $3 \
              WHERE id = $1 AND attempts = $2 AND status = 'processing'",

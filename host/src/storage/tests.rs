@@ -5,9 +5,9 @@ use std::collections::BTreeSet;
 
 use rental_domain::store::{Bound, KeyPart, KeyRange};
 
-use super::Storage;
 use super::Error;
-use super::docs::{Expect, Index, Mode, Range, Scan};
+use super::Storage;
+use super::documents::{Expect, Index, Mode, Range, Scan};
 use rental_store_sql::StoreError;
 
 const POSTGRES_ENV: &str = "RENTALD_TEST_DATABASE_URL";
@@ -170,11 +170,7 @@ async fn revisions_compare_and_swap() {
             (3, "{\"n\":3}"),
             "{backend}"
         );
-        assert_eq!(
-            tx.get("things", "y").await.unwrap(),
-            None,
-            "{backend}"
-        );
+        assert_eq!(tx.get("things", "y").await.unwrap(), None, "{backend}");
         let write = tx.put("things", "z", "{}", &[], Expect::Any).await;
         assert!(
             matches!(write, Err(Error::Store(StoreError::Invalid(_)))),
@@ -194,8 +190,9 @@ async fn indexes_are_replaced_and_ranges_are_prefixes() {
         // Moving "t" from 4 to 5 leaves no entry under 4.
         put(store, "a", "t", 5, Expect::Any).await.unwrap();
         let mut tx = store.begin("a", Mode::ReadOnly).await.unwrap();
-        let ids =
-            |docs: Vec<super::docs::Document>| docs.into_iter().map(|d| d.id).collect::<Vec<_>>();
+        let ids = |docs: Vec<super::documents::Document>| {
+            docs.into_iter().map(|d| d.id).collect::<Vec<_>>()
+        };
         let all = tx
             .scan(&scan(range(None, None), false, 0, 100))
             .await
@@ -207,20 +204,14 @@ async fn indexes_are_replaced_and_ranges_are_prefixes() {
         );
         assert_eq!(tx.count(&twos).await.unwrap(), 2, "{backend}");
         let after_two = range(Some(Bound::Exclusive(vec![KeyPart::Int(2)])), None);
-        let docs = tx
-            .scan(&scan(after_two, true, 0, 100))
-            .await
-            .unwrap();
+        let docs = tx.scan(&scan(after_two, true, 0, 100)).await.unwrap();
         assert_eq!(
             ids(docs),
             ["t", "s"],
             "{backend}: descending, strictly after 2"
         );
         let below_four = range(None, Some(Bound::Exclusive(vec![KeyPart::Int(4)])));
-        let docs = tx
-            .scan(&scan(below_four, false, 1, 2))
-            .await
-            .unwrap();
+        let docs = tx.scan(&scan(below_four, false, 1, 2)).await.unwrap();
         assert_eq!(ids(docs), ["q", "r"], "{backend}: skip and limit");
         let four = range(
             Some(Bound::Inclusive(vec![KeyPart::Int(4)])),
@@ -260,11 +251,7 @@ async fn tenants_never_see_each_other() {
             "{backend}: same id, other tenant"
         );
         let mut tx = store.begin("b", Mode::ReadOnly).await.unwrap();
-        assert_eq!(
-            tx.count(&range(None, None)).await.unwrap(),
-            1,
-            "{backend}"
-        );
+        assert_eq!(tx.count(&range(None, None)).await.unwrap(), 1, "{backend}");
         let doc = tx.get("things", "x").await.unwrap().unwrap();
         assert_eq!(doc.body, "{\"n\":7}", "{backend}");
         let mut tx = store.begin("a", Mode::ReadWrite).await.unwrap();
@@ -297,11 +284,7 @@ async fn uncommitted_work_is_rolled_back_with_its_messages() {
             // Dropped without commit.
         }
         let mut tx = store.begin("a", Mode::ReadWrite).await.unwrap();
-        assert_eq!(
-            tx.get("things", "ghost").await.unwrap(),
-            None,
-            "{backend}"
-        );
+        assert_eq!(tx.get("things", "ghost").await.unwrap(), None, "{backend}");
         assert!(
             tx.publish("topic", "{\"kept\":1}", Some("k1"))
                 .await
@@ -315,9 +298,7 @@ async fn uncommitted_work_is_rolled_back_with_its_messages() {
             "{backend}: deduplicated"
         );
         assert!(
-            tx.publish("topic", "{\"kept\":3}", None)
-                .await
-                .unwrap(),
+            tx.publish("topic", "{\"kept\":3}", None).await.unwrap(),
             "{backend}"
         );
         tx.commit().await.unwrap();
@@ -420,11 +401,7 @@ async fn sequences_hand_out_each_value_once() {
             .await
             .unwrap();
         let mut tx = store.begin("a", Mode::ReadWrite).await.unwrap();
-        assert_eq!(
-            tx.next_id("imported").await.unwrap(),
-            42,
-            "{backend}"
-        );
+        assert_eq!(tx.next_id("imported").await.unwrap(), 42, "{backend}");
         tx.commit().await.unwrap();
         store.put_records("a", &[record("10")]).await.unwrap();
         let mut tx = store.begin("a", Mode::ReadWrite).await.unwrap();

@@ -89,12 +89,7 @@ impl Storage {
         }
     }
 
-    pub async fn set_setting(
-        &self,
-        tenant: &str,
-        key: &str,
-        value: &str,
-    ) -> Result<()> {
+    pub async fn set_setting(&self, tenant: &str, key: &str, value: &str) -> Result<()> {
         self.upsert(
             "INSERT INTO tenant_settings (tenant, key, value) VALUES ($1, $2, $3) \
              ON CONFLICT (tenant, key) DO UPDATE SET value = excluded.value",
@@ -105,12 +100,7 @@ impl Storage {
         .await
     }
 
-    pub async fn set_secret(
-        &self,
-        tenant: &str,
-        name: &str,
-        value: &str,
-    ) -> Result<()> {
+    pub async fn set_secret(&self, tenant: &str, name: &str, value: &str) -> Result<()> {
         self.upsert(
             "INSERT INTO tenant_secrets (tenant, name, value) VALUES ($1, $2, $3) \
              ON CONFLICT (tenant, name) DO UPDATE SET value = excluded.value",
@@ -140,13 +130,13 @@ impl Storage {
     }
 
     pub async fn secret(&self, tenant: &str, name: &str) -> Result<Option<String>> {
-        Ok(sqlx::query_scalar(
-            "SELECT value FROM tenant_secrets WHERE tenant = $1 AND name = $2",
+        Ok(
+            sqlx::query_scalar("SELECT value FROM tenant_secrets WHERE tenant = $1 AND name = $2")
+                .bind(tenant)
+                .bind(name)
+                .fetch_optional(self.pool())
+                .await?,
         )
-        .bind(tenant)
-        .bind(name)
-        .fetch_optional(self.pool())
-        .await?)
     }
 
     pub async fn create_user(
@@ -212,11 +202,7 @@ impl Storage {
         Ok(())
     }
 
-    pub async fn user_by_name(
-        &self,
-        tenant: &str,
-        name: &str,
-    ) -> Result<Option<ApiUser>> {
+    pub async fn user_by_name(&self, tenant: &str, name: &str) -> Result<Option<ApiUser>> {
         let row = sqlx::query(&format!("{USER_COLUMNS} WHERE tenant = $1 AND name = $2"))
             .bind(tenant)
             .bind(name)

@@ -96,11 +96,7 @@ impl DocTransaction {
         self.run(plan).await
     }
 
-    pub async fn get_many(
-        &mut self,
-        collection: &str,
-        ids: &[String],
-    ) -> Result<Vec<Document>> {
+    pub async fn get_many(&mut self, collection: &str, ids: &[String]) -> Result<Vec<Document>> {
         let plan = self.scope.get_many(collection, ids);
         self.run(plan).await
     }
@@ -117,12 +113,7 @@ impl DocTransaction {
         self.run(plan).await
     }
 
-    pub async fn delete(
-        &mut self,
-        collection: &str,
-        id: &str,
-        expected: Expect,
-    ) -> Result<()> {
+    pub async fn delete(&mut self, collection: &str, id: &str, expected: Expect) -> Result<()> {
         let plan = self.scope.delete(collection, id, expected);
         self.run(plan).await
     }
