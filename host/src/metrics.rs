@@ -243,9 +243,9 @@ mod tests {
     fn the_exposition_names_every_metric_with_its_labels() {
         let metrics = Metrics::new();
         metrics.request_served("acme", "GET /api/cars", 200, Duration::from_millis(3));
-        metrics.component_instantiated("listing", Duration::from_micros(300));
-        metrics.component_executed("listing", Duration::from_millis(2));
-        metrics.component_finished("listing", &Outcome::Timeout);
+        metrics.component_instantiated(PlatformComponent::Listing, Duration::from_micros(300));
+        metrics.component_executed(PlatformComponent::Listing, Duration::from_millis(2));
+        metrics.component_finished(PlatformComponent::Listing, &Outcome::Timeout);
         let depth = [QueueDepth {
             tenant: "acme".to_owned(),
             status: "pending".to_owned(),
