@@ -11,8 +11,8 @@ use http::header::{ALLOW, CONTENT_TYPE};
 use http::{HeaderValue, Method, Response, StatusCode};
 use serde_json::Value;
 
+use crate::response::{Body, empty};
 use crate::routes;
-use crate::server::{Body, empty};
 
 /// The schema of the error codes, linked from the page's contents.
 const ERROR_CODES: &str = "ErrorCode";

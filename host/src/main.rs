@@ -10,6 +10,7 @@ mod config;
 mod metrics;
 mod probes;
 mod queue;
+mod response;
 mod routes;
 mod runtime;
 mod server;

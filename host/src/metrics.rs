@@ -19,7 +19,6 @@ use prometheus_client::registry::{Registry, Unit};
 
 use rental_platform::Component as PlatformComponent;
 
-use crate::runtime::Outcome;
 use crate::storage::queue::QueueDepth;
 
 /// The label value that stands for "none": a request without a known tenant or component.
@@ -187,12 +186,8 @@ impl Metrics {
             .observe(elapsed.as_secs_f64());
     }
 
-    pub fn component_finished(&self, component: PlatformComponent, outcome: &Outcome) {
-        let outcome = match outcome {
-            Outcome::Response(_) => "ok",
-            Outcome::Trap(_) => "trap",
-            Outcome::Timeout => "timeout",
-        };
+    /// Counts how a request inside `component` ended: `ok`, `trap` or `timeout`.
+    pub fn component_finished(&self, component: PlatformComponent, outcome: &'static str) {
         self.outcomes
             .get_or_create(&OutcomeLabels {
                 component: component.name().to_owned(),
@@ -245,7 +240,7 @@ mod tests {
         metrics.request_served("acme", "GET /api/cars", 200, Duration::from_millis(3));
         metrics.component_instantiated(PlatformComponent::Listing, Duration::from_micros(300));
         metrics.component_executed(PlatformComponent::Listing, Duration::from_millis(2));
-        metrics.component_finished(PlatformComponent::Listing, &Outcome::Timeout);
+        metrics.component_finished(PlatformComponent::Listing, "timeout");
         let depth = [QueueDepth {
             tenant: "acme".to_owned(),
             status: "pending".to_owned(),

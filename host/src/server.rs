@@ -5,10 +5,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Instant;
 
-use bytes::Bytes;
-use http::header::{
-    ALLOW, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, HOST, RETRY_AFTER, WWW_AUTHENTICATE,
-};
+use http::header::{ALLOW, AUTHORIZATION, CONTENT_LENGTH, HOST, RETRY_AFTER, WWW_AUTHENTICATE};
 use http::{HeaderValue, Method, Request, Response, StatusCode};
 use http_body_util::{BodyExt as _, Full, Limited};
 use hyper::body::Incoming;
@@ -24,6 +21,7 @@ use crate::apidocs::ApiDocs;
 use crate::auth::{self, AuthError, Throttle, TokenRequest};
 use crate::metrics::{self, Metrics};
 use crate::probes;
+use crate::response::{Body, empty, json};
 use crate::routes::{self, Access, Matched};
 use crate::runtime::{Outcome, RequestContext, Runtime};
 use crate::storage::Storage;
@@ -33,8 +31,6 @@ use crate::tls;
 
 /// Largest request body accepted.
 pub const MAX_BODY: usize = 1 << 20;
-
-pub type Body = Full<Bytes>;
 
 /// Everything a request needs, shared by all connections.
 pub struct App {
@@ -93,26 +89,6 @@ where
     };
     if let Err(e) = builder.serve_connection(TokioIo::new(io), service).await {
         tracing::debug!(%peer, error = %e, "connection closed with an error");
-    }
-}
-
-pub(crate) fn empty(status: StatusCode) -> Response<Body> {
-    let mut response = Response::new(Body::default());
-    *response.status_mut() = status;
-    response
-}
-
-pub(crate) fn json(status: StatusCode, value: &impl serde::Serialize) -> Response<Body> {
-    match serde_json::to_vec(value) {
-        Ok(bytes) => {
-            let mut response = Response::new(Body::from(bytes));
-            *response.status_mut() = status;
-            response
-                .headers_mut()
-                .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-            response
-        }
-        Err(_) => empty(StatusCode::INTERNAL_SERVER_ERROR),
     }
 }
 

@@ -14,6 +14,7 @@
 //! The crate is plain Rust (no database driver), so it compiles for the host and for
 //! `wasm32-wasip2`.
 
+mod error;
 pub mod keys;
 mod plan;
 mod store;
@@ -23,10 +24,11 @@ mod wit;
 #[doc(hidden)]
 pub use rental_domain as domain;
 
+pub use error::{OneTransaction, StoreError};
 pub use plan::{Column, Dialect, Outcome, Plan, Row, Statement, Step, Value};
 pub use store::{
-    Document, Entry, Expect, Index, MAX_GET_MANY, MAX_KEYS, MAX_SCAN, Mode, OneTransaction, Range,
-    Scan, Scope, StoreError, begin, insert_tenant, read_row,
+    Document, Entry, Expect, Index, MAX_GET_MANY, MAX_KEYS, MAX_SCAN, Mode, Range, Scan, Scope,
+    begin, insert_tenant, read_row,
 };
 
 /// The SQLite schema of the store: the host's first migration, verbatim, which holds every

@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 use std::collections::VecDeque;
 
-use crate::store::StoreError;
+use crate::error::StoreError;
 
 /// A parameter or a column value.
 #[derive(Debug, Clone, PartialEq, Eq)]

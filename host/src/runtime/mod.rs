@@ -74,6 +74,17 @@ pub enum Outcome {
     Timeout,
 }
 
+impl Outcome {
+    /// The outcome's metrics label.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Self::Response(_) => "ok",
+            Self::Trap(_) => "trap",
+            Self::Timeout => "timeout",
+        }
+    }
+}
+
 pub struct Runtime {
     engine: Engine,
     /// What API components are linked against (the `platform` world).
@@ -416,7 +427,7 @@ impl Runtime {
         .await;
         let outcome = answer.unwrap_or(Outcome::Timeout);
         log_guest_stderr(name, &stderr.contents());
-        self.metrics.component_finished(name, &outcome);
+        self.metrics.component_finished(name, outcome.label());
         outcome
     }
 }
