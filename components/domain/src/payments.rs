@@ -243,6 +243,38 @@ pub enum AnswerError {
     BadAnswer(String),
 }
 
+/// Defines, in the calling module, the conversions from a bank's answer to the bindings module
+/// `$wit` of `rental:platform/bank`: `answer_error` and `settlement`. `rentald` (wasmtime's
+/// bindings) and the Spin adapter (wit-bindgen's) each generate their own types for the same
+/// WIT, so the conversions are written once here and expanded in both.
+#[macro_export]
+macro_rules! wit_bank_conversions {
+    ($wit:path) => {
+        use $wit as wit_bank;
+
+        fn answer_error(error: $crate::payments::AnswerError) -> wit_bank::BankError {
+            match error {
+                $crate::payments::AnswerError::Refused(message) => {
+                    wit_bank::BankError::Refused(message)
+                }
+                $crate::payments::AnswerError::BadAnswer(message) => {
+                    wit_bank::BankError::BadAnswer(message)
+                }
+            }
+        }
+
+        fn settlement(answer: $crate::payments::BankSettlement) -> wit_bank::Settlement {
+            wit_bank::Settlement {
+                settlement_id: answer.settlement_id,
+                reference: answer.reference,
+                amount: answer.amount,
+                currency: answer.currency,
+                status: answer.status,
+            }
+        }
+    };
+}
+
 /// A bank's answer to `GET {base_url}/settlements/{id}`, read as it arrives: 404 means no such
 /// settlement, any other status but success a refusal, and a success's body (at most
 /// [`MAX_ANSWER`] bytes) is a [`BankSettlement`]. Read by `rentald` and by the Spin adapter

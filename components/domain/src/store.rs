@@ -8,6 +8,27 @@
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+/// What a transaction may do; mirrors the WIT `mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// A consistent snapshot; writes are refused.
+    ReadOnly,
+    /// Serialised with other writers of the same documents; nothing is written without a
+    /// commit.
+    ReadWrite,
+}
+
+/// What a write expects to find; mirrors the WIT `expect`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expect {
+    /// Whatever is there (creates or replaces).
+    Any,
+    /// The document must not exist yet.
+    Absent,
+    /// The document must be at exactly this revision.
+    Revision(u64),
+}
+
 /// One part of a composite index key; mirrors the WIT `key-part`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum KeyPart {

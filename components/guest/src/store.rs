@@ -12,6 +12,7 @@
 use std::fmt;
 use std::marker::PhantomData;
 
+pub use rental_domain::store::{Expect, Mode};
 use rental_domain::{Bound, KeyPart, KeyRange, Stored};
 use serde::Serialize;
 
@@ -30,27 +31,6 @@ pub const GET_MANY_LIMIT: usize = 1_000;
 /// Entries asked for per call when [`Transaction::all_keys`] walks a range. Well under what a
 /// host returns from one `keys` call (100 000 for `rentald`).
 const KEYS_PAGE: u32 = 10_000;
-
-/// What a transaction may do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
-    /// A consistent snapshot; writes are refused.
-    ReadOnly,
-    /// Serialised with other writers of the same documents; nothing is written without
-    /// [`Transaction::commit`].
-    ReadWrite,
-}
-
-/// What a write expects to find.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Expect {
-    /// Whatever is there (creates or replaces).
-    Any,
-    /// The document must not exist yet.
-    Absent,
-    /// The document must be at exactly this revision.
-    Revision(u64),
-}
 
 /// A store call that failed in a way the component is expected to handle.
 #[derive(Debug, thiserror::Error)]

@@ -9,9 +9,7 @@
 //! client certificate of the mutual TLS is not the adapter's to choose: Spin presents the one
 //! its runtime configuration's `[[client_tls]]` names for that host (docs/spin.md).
 
-use rental_domain::payments::{
-    self, AnswerError, BankAnswer, BankBaseUrl, BankSchemes, MAX_ANSWER,
-};
+use rental_domain::payments::{self, BankAnswer, BankBaseUrl, BankSchemes, MAX_ANSWER};
 use rental_platform::spin_variable;
 use wasip2::http::outgoing_handler;
 use wasip2::http::types::{
@@ -29,12 +27,7 @@ fn unreachable(error: ErrorCode) -> BankError {
     BankError::Unreachable(format!("{error:?}"))
 }
 
-fn answer_error(error: AnswerError) -> BankError {
-    match error {
-        AnswerError::Refused(message) => BankError::Refused(message),
-        AnswerError::BadAnswer(message) => BankError::BadAnswer(message),
-    }
-}
+rental_domain::wit_bank_conversions!(crate::bindings::exports::rental::platform::bank);
 
 /// Sends `GET url`.
 fn get(url: &url::Url) -> Result<IncomingResponse, BankError> {
@@ -111,13 +104,6 @@ impl bank::Guest for Adapter {
             return Ok(None);
         };
         read(response, &mut answer)?;
-        let answer = answer.settlement().map_err(answer_error)?;
-        Ok(Some(Settlement {
-            settlement_id: answer.settlement_id,
-            reference: answer.reference,
-            amount: answer.amount,
-            currency: answer.currency,
-            status: answer.status,
-        }))
+        Ok(Some(settlement(answer.settlement().map_err(answer_error)?)))
     }
 }

@@ -3,6 +3,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use rental_domain::store::{Bound, IndexKey, KeyPart, KeyRange, Record};
+pub use rental_domain::store::{Expect, Mode};
 
 use crate::error::StoreError;
 use crate::keys::{self, PREFIX_END};
@@ -13,20 +14,6 @@ pub const MAX_SCAN: u32 = 1_000;
 pub const MAX_KEYS: u32 = 100_000;
 /// At most this many ids in one `get_many`.
 pub const MAX_GET_MANY: usize = 1_000;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
-    ReadOnly,
-    ReadWrite,
-}
-
-/// What a write expects to find (mirrors the WIT `expect`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Expect {
-    Any,
-    Absent,
-    Revision(u64),
-}
 
 /// A range of one index of one collection.
 #[derive(Debug, Clone, PartialEq, Eq)]

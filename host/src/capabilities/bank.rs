@@ -16,7 +16,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use rental_domain::payments::{self, AnswerError, BankAnswer, BankBaseUrl, BankSchemes};
+use rental_domain::payments::{self, BankAnswer, BankBaseUrl, BankSchemes};
 use rustls::RootCertStore;
 use rustls::pki_types::pem::PemObject as _;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
@@ -142,12 +142,7 @@ fn describe(error: &dyn std::error::Error) -> String {
     text
 }
 
-fn answer_error(error: AnswerError) -> BankError {
-    match error {
-        AnswerError::Refused(message) => BankError::Refused(message),
-        AnswerError::BadAnswer(message) => BankError::BadAnswer(message),
-    }
-}
+rental_domain::wit_bank_conversions!(crate::bindings::bank);
 
 /// Asks the bank for `settlement_id`. `Ok(None)`: the bank answered 404.
 pub async fn confirm(
@@ -181,14 +176,7 @@ pub async fn confirm(
     {
         answer.push(&chunk).map_err(answer_error)?;
     }
-    let answer = answer.settlement().map_err(answer_error)?;
-    Ok(Some(Settlement {
-        settlement_id: answer.settlement_id,
-        reference: answer.reference,
-        amount: answer.amount,
-        currency: answer.currency,
-        status: answer.status,
-    }))
+    Ok(Some(settlement(answer.settlement().map_err(answer_error)?)))
 }
 
 impl bank::Host for HostState {
