@@ -11,6 +11,14 @@ async fn app() -> TestApp {
         .expect("sqlite")
 }
 
+/// A server whose tenant `acme` has the user `user`, who may read bookings.
+async fn acme_with_reader(user: &str) -> TestApp {
+    let app = app().await;
+    app.create_tenant("acme", false).await;
+    app.create_user("acme", user, &["bookings:read"]).await;
+    app
+}
+
 fn credentials<'a>(user: &'a str, password: &'a str) -> [(&'static str, &'a str); 3] {
     [
         ("grant_type", "client_credentials"),
@@ -29,9 +37,7 @@ fn claims_of(token: &str) -> Value {
 
 #[tokio::test]
 async fn issues_a_bearer_token_for_client_credentials() {
-    let app = app().await;
-    app.create_tenant("acme", false).await;
-    app.create_user("acme", "api", &["bookings:read"]).await;
+    let app = acme_with_reader("api").await;
     let response = app
         .token_response("acme", &credentials("api", PASSWORD))
         .await;
@@ -61,9 +67,7 @@ async fn issues_a_bearer_token_for_client_credentials() {
 
 #[tokio::test]
 async fn token_errors_follow_rfc_6749() {
-    let app = app().await;
-    app.create_tenant("acme", false).await;
-    app.create_user("acme", "api", &["bookings:read"]).await;
+    let app = acme_with_reader("api").await;
     app.create_user("acme", "gone", &["bookings:read"]).await;
     app.create_user("acme", "web-only", &["bookings:read"])
         .await;
@@ -149,9 +153,7 @@ async fn token_errors_follow_rfc_6749() {
 
 #[tokio::test]
 async fn repeated_failures_are_throttled() {
-    let app = app().await;
-    app.create_tenant("acme", false).await;
-    app.create_user("acme", "api", &["bookings:read"]).await;
+    let app = acme_with_reader("api").await;
     let mut statuses = Vec::new();
     for _ in 0..11 {
         statuses.push(
@@ -289,9 +291,7 @@ async fn bad_tokens_get_401_with_a_bearer_challenge() {
 
 #[tokio::test]
 async fn missing_permission_or_disabled_user_gets_403_without_body() {
-    let app = app().await;
-    app.create_tenant("acme", false).await;
-    app.create_user("acme", "reader", &["bookings:read"]).await;
+    let app = acme_with_reader("reader").await;
     let token = app.token("acme", "reader", PASSWORD).await;
     assert_eq!(
         app.get("acme", "/api/bookings/list", &token).await.status(),
@@ -331,18 +331,7 @@ async fn missing_permission_or_disabled_user_gets_403_without_body() {
 async fn tenants_may_ask_for_403_on_every_auth_failure() {
     let app = app().await;
     app.create_tenant("acme", false).await;
-    app.cli_ok(
-        &[
-            "setting",
-            "set",
-            "--tenant",
-            "acme",
-            "auth_failure_status",
-            "403",
-        ],
-        None,
-    )
-    .await;
+    app.set_setting("acme", "auth_failure_status", "403").await;
     let none = app
         .client
         .get(app.url("acme", "/api/cars"))
