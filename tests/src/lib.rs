@@ -465,6 +465,50 @@ impl TestApp {
         serde_json::from_str(&text).unwrap_or_else(|e| panic!("GET {path}: {e}: {text}"))
     }
 
+    /// The booking `id` (`GET /api/booking/{id}`), which must answer 200.
+    pub async fn booking(&self, tenant: &str, token: &str, id: &Value) -> Value {
+        self.get_json(tenant, &format!("/api/booking/{id}"), token)
+            .await
+    }
+
+    /// The texts of booking `id`'s comments (`GET /api/booking/{id}/history`), which must come
+    /// oldest first.
+    pub async fn booking_history(&self, tenant: &str, token: &str, id: &Value) -> Vec<String> {
+        let comments = self
+            .get_json(tenant, &format!("/api/booking/{id}/history"), token)
+            .await;
+        let comments = comments.as_array().expect("the history is an array");
+        let seqs: Vec<i64> = comments
+            .iter()
+            .map(|c| c["Seq"].as_i64().expect("a comment's Seq"))
+            .collect();
+        assert!(
+            seqs.windows(2).all(|w| w[0] < w[1]),
+            "oldest first: {seqs:?}"
+        );
+        comments
+            .iter()
+            .map(|c| c["Text"].as_str().expect("a comment's Text").to_owned())
+            .collect()
+    }
+
+    /// `rentald setting set`, which must succeed.
+    pub async fn set_setting(&self, tenant: &str, name: &str, value: &str) {
+        self.cli_ok(&["setting", "set", "--tenant", tenant, name, value], None)
+            .await;
+    }
+
+    /// GET without a token on the API listener, as a probe would: the status.
+    pub async fn probe(&self, path: &str) -> u16 {
+        self.client
+            .get(format!("http://{}{path}", self.addr))
+            .send()
+            .await
+            .expect("GET on the API listener")
+            .status()
+            .as_u16()
+    }
+
     /// The server's log so far (for assertions and failure messages).
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.data_dir.path().join("rentald.log")).unwrap_or_default()

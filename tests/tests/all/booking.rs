@@ -76,9 +76,7 @@ impl<'a> Api<'a> {
     }
 
     async fn setting(&self, key: &str, value: &str) {
-        self.app
-            .cli_ok(&["setting", "set", "--tenant", TENANT, key, value], None)
-            .await;
+        self.app.set_setting(TENANT, key, value).await;
     }
 
     /// Any call: the status and the body (`null` when empty).
@@ -115,32 +113,12 @@ impl<'a> Api<'a> {
     }
 
     async fn booking(&self, id: &Value) -> Value {
-        let (status, booking) = self
-            .call(Method::GET, &format!("/api/booking/{id}"), None)
-            .await;
-        assert_eq!(status, 200, "{booking}");
-        booking
+        self.app.booking(TENANT, &self.token, id).await
     }
 
     /// The texts of a booking's comments, oldest first.
     async fn history(&self, id: &Value) -> Vec<String> {
-        let (status, comments) = self
-            .call(Method::GET, &format!("/api/booking/{id}/history"), None)
-            .await;
-        assert_eq!(status, 200, "{comments}");
-        let comments = comments.as_array().unwrap();
-        let seqs: Vec<i64> = comments
-            .iter()
-            .map(|c| c["Seq"].as_i64().unwrap())
-            .collect();
-        assert!(
-            seqs.windows(2).all(|w| w[0] < w[1]),
-            "oldest first: {seqs:?}"
-        );
-        comments
-            .iter()
-            .map(|c| c["Text"].as_str().unwrap().to_owned())
-            .collect()
+        self.app.booking_history(TENANT, &self.token, id).await
     }
 
     /// The ids of the demo's cars of a model.

@@ -42,24 +42,11 @@ impl Api<'_> {
     }
 
     async fn booking(&self, id: &Value) -> Value {
-        let (status, booking) = self
-            .call(Method::GET, &format!("/api/booking/{id}"), None)
-            .await;
-        assert_eq!(status, 200, "{booking}");
-        booking
+        self.app.booking(self.tenant, &self.token, id).await
     }
 
     async fn history(&self, id: &Value) -> Vec<String> {
-        let (status, comments) = self
-            .call(Method::GET, &format!("/api/booking/{id}/history"), None)
-            .await;
-        assert_eq!(status, 200, "{comments}");
-        comments
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|c| c["Text"].as_str().unwrap().to_owned())
-            .collect()
+        self.app.booking_history(self.tenant, &self.token, id).await
     }
 
     /// The first booking of the list with `status`.
