@@ -214,16 +214,7 @@ fn an_update_keeps_what_it_does_not_send() {
         "DEMO-000009".to_owned(),
         &request(json!({})),
         Decision {
-            quote: price(
-                &first,
-                &vehicle(),
-                &[],
-                &[],
-                &[tariff()],
-                None,
-                &tenant.rules(),
-            )
-            .unwrap(),
+            quote: priced(&first, None, &tenant).unwrap(),
             terms: first,
             vehicle: vehicle(),
             customer: customer(),
@@ -332,6 +323,19 @@ fn tariff() -> Tariff {
     fixtures::tariff(1, "Economy", 1, &[(1, 30, "40")])
 }
 
+/// [`price`] of [`vehicle`] at [`tariff`], with no additional, and the price `sent`.
+fn priced(terms: &Terms<'_>, sent: Option<Decimal>, tenant: &Tenant) -> Result<Quote, ApiError> {
+    price(
+        terms,
+        &vehicle(),
+        &[],
+        &[],
+        &[tariff()],
+        sent,
+        &tenant.rules(),
+    )
+}
+
 fn vehicle() -> Vehicle {
     Vehicle {
         car: Some(Car {
@@ -363,16 +367,7 @@ fn priced_and_written_into_a_new_booking() {
         "Attributes": {"Canal": "API"}
     }));
     let terms = check_new(&body, &offices, &tenant).unwrap();
-    let quote = price(
-        &terms,
-        &vehicle(),
-        &[],
-        &[],
-        &[tariff()],
-        None,
-        &tenant.rules(),
-    )
-    .unwrap();
+    let quote = priced(&terms, None, &tenant).unwrap();
     // 3 days at 40.00, delivery and return at 15.00 each.
     assert_eq!(quote.price, Decimal::from(150));
     let booking = new_booking(
@@ -425,17 +420,7 @@ fn a_sent_price_and_the_insurance_requirement() {
     let offices = offices();
     let tenant = Tenant::new(&[]);
     let terms = check_new(&request(json!({})), &offices, &tenant).unwrap();
-    let priced = |sent, tenant: &Tenant| {
-        price(
-            &terms,
-            &vehicle(),
-            &[],
-            &[],
-            &[tariff()],
-            sent,
-            &tenant.rules(),
-        )
-    };
+    let priced = |sent, tenant: &Tenant| priced(&terms, sent, tenant);
     assert_eq!(
         priced(Some(Decimal::from(160)), &tenant)
             .unwrap_err()
