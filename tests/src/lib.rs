@@ -50,6 +50,21 @@ fn profile_dir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("target/debug"))
 }
 
+/// Asserts an API answer of 400 with `code` (and a message and an error id), and returns the
+/// body.
+#[track_caller]
+pub fn refused(response: (u16, Value), code: i64) -> Value {
+    let (status, body) = response;
+    assert_eq!(
+        (status, &body["ErrorCode"]),
+        (400, &serde_json::json!(code)),
+        "{body}"
+    );
+    assert!(body["ErrorMessage"].as_str().is_some_and(|m| !m.is_empty()));
+    assert!(body["Id"].is_string());
+    body
+}
+
 pub fn rentald_bin() -> PathBuf {
     std::env::var_os("RENTALD_BIN")
         .map(PathBuf::from)

@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 
 use chrono::{Days, NaiveTime, Utc};
-use rentald_tests::{TestApp, on_both_backends};
+use rentald_tests::{TestApp, on_both_backends, refused};
 use reqwest::Method;
 use serde_json::{Value, json};
 use tokio::task::JoinSet;
@@ -143,16 +143,6 @@ impl<'a> Api<'a> {
             .await;
         page["Total"].as_i64().unwrap()
     }
-}
-
-/// Asserts a 400 with `code`, and returns the body.
-#[track_caller]
-fn refused(response: (u16, Value), code: i64) -> Value {
-    let (status, body) = response;
-    assert_eq!((status, &body["ErrorCode"]), (400, &json!(code)), "{body}");
-    assert!(body["ErrorMessage"].as_str().is_some_and(|m| !m.is_empty()));
-    assert!(body["Id"].is_string());
-    body
 }
 
 fn comment_about(history: &[String], needle: &str) -> bool {

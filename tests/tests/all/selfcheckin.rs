@@ -4,7 +4,7 @@
 //! the permission and another tenant's booking.
 
 use chrono::{Days, Utc};
-use rentald_tests::{TestApp, on_both_backends};
+use rentald_tests::{TestApp, on_both_backends, refused};
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -140,16 +140,6 @@ fn body(booking: &Value) -> Value {
         "ReturnTransportationId": "AR1305",
         "TermsAccepted": true
     })
-}
-
-/// Asserts a 400 with `code`, and returns the body.
-#[track_caller]
-fn refused(response: (u16, Value), code: i64) -> Value {
-    let (status, body) = response;
-    assert_eq!((status, &body["ErrorCode"]), (400, &json!(code)), "{body}");
-    assert!(body["ErrorMessage"].as_str().is_some_and(|m| !m.is_empty()));
-    assert!(body["Id"].is_string());
-    body
 }
 
 fn urlencode(value: &str) -> String {
