@@ -19,6 +19,27 @@ async fn acme_with_reader(user: &str) -> TestApp {
     app
 }
 
+/// `rentald user update` of the acme user `name`: whether it may log in at all and through
+/// the API.
+async fn enable(app: &TestApp, name: &str, enabled: bool, api_enabled: bool) {
+    app.cli_ok(
+        &[
+            "user",
+            "update",
+            "--tenant",
+            "acme",
+            "--name",
+            name,
+            "--enabled",
+            &enabled.to_string(),
+            "--api-enabled",
+            &api_enabled.to_string(),
+        ],
+        None,
+    )
+    .await;
+}
+
 fn credentials<'a>(user: &'a str, password: &'a str) -> [(&'static str, &'a str); 3] {
     [
         ("grant_type", "client_credentials"),
@@ -71,38 +92,8 @@ async fn token_errors_follow_rfc_6749() {
     app.create_user("acme", "gone", &["bookings:read"]).await;
     app.create_user("acme", "web-only", &["bookings:read"])
         .await;
-    app.cli_ok(
-        &[
-            "user",
-            "update",
-            "--tenant",
-            "acme",
-            "--name",
-            "gone",
-            "--enabled",
-            "false",
-            "--api-enabled",
-            "true",
-        ],
-        None,
-    )
-    .await;
-    app.cli_ok(
-        &[
-            "user",
-            "update",
-            "--tenant",
-            "acme",
-            "--name",
-            "web-only",
-            "--enabled",
-            "true",
-            "--api-enabled",
-            "false",
-        ],
-        None,
-    )
-    .await;
+    enable(&app, "gone", false, true).await;
+    enable(&app, "web-only", true, false).await;
 
     let missing = app
         .token_response(
@@ -302,22 +293,7 @@ async fn missing_permission_or_disabled_user_gets_403_without_body() {
     assert_eq!(response.status(), 403);
     assert!(response.bytes().await.unwrap().is_empty());
 
-    app.cli_ok(
-        &[
-            "user",
-            "update",
-            "--tenant",
-            "acme",
-            "--name",
-            "reader",
-            "--enabled",
-            "false",
-            "--api-enabled",
-            "true",
-        ],
-        None,
-    )
-    .await;
+    enable(&app, "reader", false, true).await;
     let response = app.get("acme", "/api/bookings/list", &token).await;
     assert_eq!(
         response.status(),
