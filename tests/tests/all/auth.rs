@@ -40,6 +40,15 @@ async fn enable(app: &TestApp, name: &str, enabled: bool, api_enabled: bool) {
     .await;
 }
 
+/// `GET /api/cars` of acme with no token at all.
+async fn cars_without_token(app: &TestApp) -> reqwest::Response {
+    app.client
+        .get(app.url("acme", "/api/cars"))
+        .send()
+        .await
+        .unwrap()
+}
+
 fn credentials<'a>(user: &'a str, password: &'a str) -> [(&'static str, &'a str); 3] {
     [
         ("grant_type", "client_credentials"),
@@ -214,12 +223,7 @@ async fn bad_tokens_get_401_with_a_bearer_challenge() {
     let token = app.tenant_with_token("acme", false).await;
     let other_token = app.tenant_with_token("other", false).await;
 
-    let none = app
-        .client
-        .get(app.url("acme", "/api/cars"))
-        .send()
-        .await
-        .unwrap();
+    let none = cars_without_token(&app).await;
     assert_eq!(none.status(), 401);
     let expected = format!(
         "Bearer authorization_uri=\"https://acme.localhost:{port}/auth/token\", resource_id=\"https://acme.localhost:{port}/api\"",
@@ -308,12 +312,7 @@ async fn tenants_may_ask_for_403_on_every_auth_failure() {
     let app = app().await;
     app.create_tenant("acme", false).await;
     app.set_setting("acme", "auth_failure_status", "403").await;
-    let none = app
-        .client
-        .get(app.url("acme", "/api/cars"))
-        .send()
-        .await
-        .unwrap();
+    let none = cars_without_token(&app).await;
     assert_eq!(none.status(), 403);
     assert!(none.headers().get("www-authenticate").is_none());
     assert_eq!(app.get("acme", "/api/cars", "garbage").await.status(), 403);
