@@ -50,6 +50,21 @@ fn profile_dir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("target/debug"))
 }
 
+/// Asserts an API answer of 400 with `code` (and a message and an error id), and returns the
+/// body.
+#[track_caller]
+pub fn refused(response: (u16, Value), code: i64) -> Value {
+    let (status, body) = response;
+    assert_eq!(
+        (status, &body["ErrorCode"]),
+        (400, &serde_json::json!(code)),
+        "{body}"
+    );
+    assert!(body["ErrorMessage"].as_str().is_some_and(|m| !m.is_empty()));
+    assert!(body["Id"].is_string());
+    body
+}
+
 pub fn rentald_bin() -> PathBuf {
     std::env::var_os("RENTALD_BIN")
         .map(PathBuf::from)
@@ -463,6 +478,50 @@ impl TestApp {
         let text = response.text().await.unwrap_or_default();
         assert_eq!(status, 200, "GET {path}: {text}");
         serde_json::from_str(&text).unwrap_or_else(|e| panic!("GET {path}: {e}: {text}"))
+    }
+
+    /// The booking `id` (`GET /api/booking/{id}`), which must answer 200.
+    pub async fn booking(&self, tenant: &str, token: &str, id: &Value) -> Value {
+        self.get_json(tenant, &format!("/api/booking/{id}"), token)
+            .await
+    }
+
+    /// The texts of booking `id`'s comments (`GET /api/booking/{id}/history`), which must come
+    /// oldest first.
+    pub async fn booking_history(&self, tenant: &str, token: &str, id: &Value) -> Vec<String> {
+        let comments = self
+            .get_json(tenant, &format!("/api/booking/{id}/history"), token)
+            .await;
+        let comments = comments.as_array().expect("the history is an array");
+        let seqs: Vec<i64> = comments
+            .iter()
+            .map(|c| c["Seq"].as_i64().expect("a comment's Seq"))
+            .collect();
+        assert!(
+            seqs.windows(2).all(|w| w[0] < w[1]),
+            "oldest first: {seqs:?}"
+        );
+        comments
+            .iter()
+            .map(|c| c["Text"].as_str().expect("a comment's Text").to_owned())
+            .collect()
+    }
+
+    /// `rentald setting set`, which must succeed.
+    pub async fn set_setting(&self, tenant: &str, name: &str, value: &str) {
+        self.cli_ok(&["setting", "set", "--tenant", tenant, name, value], None)
+            .await;
+    }
+
+    /// GET without a token on the API listener, as a probe would: the status.
+    pub async fn probe(&self, path: &str) -> u16 {
+        self.client
+            .get(format!("http://{}{path}", self.addr))
+            .send()
+            .await
+            .expect("GET on the API listener")
+            .status()
+            .as_u16()
     }
 
     /// The server's log so far (for assertions and failure messages).

@@ -27,6 +27,8 @@ pub mod dates;
 #[cfg(feature = "demo")]
 pub mod demo;
 pub mod error;
+#[cfg(test)]
+mod fixtures;
 pub mod i18n;
 pub mod json;
 pub mod models;

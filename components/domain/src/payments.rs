@@ -350,6 +350,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::fixtures;
 
     #[test]
     fn a_bank_answer_keeps_its_amount_as_written() {
@@ -442,23 +443,17 @@ mod tests {
     }
 
     fn booking(status: BookingStatus, balance: &str) -> Booking {
-        serde_json::from_value(json!({
-            "Id": 7,
-            "Customer": {"Id": 3},
-            "Category": {"Id": 2, "Name": "Economy"},
-            "FromDate": "2024-03-01T10:00:00-03:00",
-            "ToDate": "2024-03-04T10:00:00-03:00",
-            "DeliveryPlace": {"Id": 11},
-            "ReturnPlace": {"Id": 11},
-            "CurrentStatus": status.code(),
-            "CurrentStatusDate": "2024-02-20T09:00:00-03:00",
-            "CreationDate": "2024-02-20T09:00:00-03:00",
-            "Currency": "USD",
-            "Balance": balance,
-            "TotalPayed": 0,
-            "UpdatedByUserName": "api"
-        }))
-        .unwrap()
+        fixtures::booking(
+            status,
+            json!({
+                "Id": 7,
+                "CurrentStatusDate": "2024-02-20T09:00:00-03:00",
+                "Currency": "USD",
+                "Balance": balance,
+                "TotalPayed": 0,
+                "UpdatedByUserName": "api"
+            }),
+        )
     }
 
     fn message(amount: &str) -> ReconcileMessage {

@@ -16,7 +16,7 @@ use rental_domain::{
     IdCursor, KeyPart, PagedResult,
 };
 use rental_guest::context;
-use rental_guest::store::{Entry, Mode, Range, Scan, Transaction};
+use rental_guest::store::{Document, Entry, Mode, Range, Scan, Transaction};
 use rental_guest::{Error, Request, Response, json, retry_on_conflict};
 
 use crate::page::{self, page_by_id, store_limit, store_skip};
@@ -41,18 +41,7 @@ fn list_by_index(
 ) -> Result<PagedResult<BookingDescription>, Error> {
     let (matching, page) = index_plan(query);
     let total = page::total(tx.count(&matching)?);
-    let bookings = tx.scan(&page)?;
-    let descriptions = bookings
-        .iter()
-        .map(|document| BookingDescription::from(&document.value))
-        .collect();
-    Ok(PagedResult::by_cursor(
-        query.cursor,
-        query.limit,
-        total,
-        descriptions,
-        |description| description.id,
-    ))
+    Ok(described(query, total, &tx.scan(&page)?))
 }
 
 /// What the booking list without `updatedSince` reads: the range of every booking that
@@ -82,18 +71,27 @@ fn list_updated(
         bookings::updated_after(since),
     ))?;
     let (total, ids) = select_updated(query, &entries)?;
-    let bookings = tx.get_many::<Booking>(&ids)?;
+    Ok(described(query, total, &tx.get_many::<Booking>(&ids)?))
+}
+
+/// The page of the booking list after the id cursor: the descriptions of `bookings`, with
+/// `Total`.
+fn described(
+    query: &BookingListQuery,
+    total: i64,
+    bookings: &[Document<Booking>],
+) -> PagedResult<BookingDescription> {
     let descriptions = bookings
         .iter()
         .map(|document| BookingDescription::from(&document.value))
         .collect();
-    Ok(PagedResult::by_cursor(
+    PagedResult::by_cursor(
         query.cursor,
         query.limit,
         total,
         descriptions,
         |description| description.id,
-    ))
+    )
 }
 
 /// From the `updated` entries after `updatedSince`: `Total` (every entry that passes the

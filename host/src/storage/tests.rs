@@ -68,6 +68,15 @@ impl Databases {
     }
 }
 
+/// `test` on a store of each backend, whose databases are dropped afterwards.
+async fn on_each_backend(test: impl AsyncFn(&str, &Storage)) {
+    let dbs = Databases::new().await;
+    for (backend, store) in &dbs.stores {
+        test(backend, store).await;
+    }
+    dbs.drop_all().await;
+}
+
 async fn admin_pool(url: &str) -> sqlx::AnyPool {
     sqlx::any::install_default_drivers();
     sqlx::AnyPool::connect(url).await.unwrap()
@@ -130,8 +139,7 @@ async fn put(
 
 #[tokio::test]
 async fn revisions_compare_and_swap() {
-    let dbs = Databases::new().await;
-    for (backend, store) in &dbs.stores {
+    on_each_backend(async |backend, store| {
         assert_eq!(
             put(store, "a", "x", 1, Expect::Absent).await,
             Ok(1),
@@ -176,14 +184,13 @@ async fn revisions_compare_and_swap() {
             matches!(write, Err(Error::Store(StoreError::Invalid(_)))),
             "{backend}: read-only refuses writes"
         );
-    }
-    dbs.drop_all().await;
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn indexes_are_replaced_and_ranges_are_prefixes() {
-    let dbs = Databases::new().await;
-    for (backend, store) in &dbs.stores {
+    on_each_backend(async |backend, store| {
         for (id, n) in [("p", 1), ("q", 2), ("r", 2), ("s", 3), ("t", 4)] {
             put(store, "a", id, n, Expect::Any).await.unwrap();
         }
@@ -236,14 +243,13 @@ async fn indexes_are_replaced_and_ranges_are_prefixes() {
             .await
             .unwrap();
         assert_eq!(ids(many), ["s", "p"], "{backend}: in the order asked");
-    }
-    dbs.drop_all().await;
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn tenants_never_see_each_other() {
-    let dbs = Databases::new().await;
-    for (backend, store) in &dbs.stores {
+    on_each_backend(async |backend, store| {
         put(store, "a", "x", 1, Expect::Absent).await.unwrap();
         assert_eq!(
             put(store, "b", "x", 7, Expect::Absent).await,
@@ -263,14 +269,13 @@ async fn tenants_never_see_each_other() {
             1,
             "{backend}: sequences are per tenant"
         );
-    }
-    dbs.drop_all().await;
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn uncommitted_work_is_rolled_back_with_its_messages() {
-    let dbs = Databases::new().await;
-    for (backend, store) in &dbs.stores {
+    on_each_backend(async |backend, store| {
         {
             let mut tx = store.begin("a", Mode::ReadWrite).await.unwrap();
             tx.put("things", "ghost", "{}", &[], Expect::Any)
@@ -309,16 +314,15 @@ async fn uncommitted_work_is_rolled_back_with_its_messages() {
             store.queue_messages("b", None).await.unwrap().is_empty(),
             "{backend}"
         );
-    }
-    dbs.drop_all().await;
+    })
+    .await;
 }
 
 /// Many writers increment one counter with compare-and-swap: no update is lost, and every
 /// writer either commits or is told to retry.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_compare_and_swap_loses_nothing() {
-    let dbs = Databases::new().await;
-    for (backend, store) in &dbs.stores {
+    on_each_backend(async |backend, store| {
         put(store, "a", "counter", 0, Expect::Absent).await.unwrap();
         let tasks: Vec<_> = (0..16)
             .map(|_| {
@@ -364,14 +368,13 @@ async fn concurrent_compare_and_swap_loses_nothing() {
             "{backend}: no lost update"
         );
         assert_eq!(doc.revision, 1 + committed as u64, "{backend}");
-    }
-    dbs.drop_all().await;
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn sequences_hand_out_each_value_once() {
-    let dbs = Databases::new().await;
-    for (backend, store) in &dbs.stores {
+    on_each_backend(async |backend, store| {
         let tasks: Vec<_> = (0..20)
             .map(|_| {
                 let store = store.clone();
@@ -410,8 +413,8 @@ async fn sequences_hand_out_each_value_once() {
             43,
             "{backend}: never backwards"
         );
-    }
-    dbs.drop_all().await;
+    })
+    .await;
 }
 
 async fn publish(store: &Storage, tenant: &str, topic: &str, payload: &str) {
@@ -434,9 +437,8 @@ fn status_of(messages: &[super::queue::QueueMessage], id: i64) -> (String, i64, 
 #[tokio::test]
 async fn queue_messages_are_claimed_settled_and_dead_lettered() {
     use std::time::Duration;
-    let dbs = Databases::new().await;
     let long = Duration::from_secs(60);
-    for (backend, store) in &dbs.stores {
+    on_each_backend(async |backend, store| {
         publish(store, "a", "t", "{\"n\":1}").await;
         publish(store, "b", "t", "{\"n\":2}").await;
         publish(store, "a", "other", "{\"n\":3}").await;
@@ -538,15 +540,14 @@ async fn queue_messages_are_claimed_settled_and_dead_lettered() {
                 Some("booking 7 does not exist".to_owned())
             )
         );
-    }
-    dbs.drop_all().await;
+    })
+    .await;
 }
 
 /// Consumers claiming at the same time never get the same message.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_claims_share_the_queue() {
-    let dbs = Databases::new().await;
-    for (backend, store) in &dbs.stores {
+    on_each_backend(async |backend, store| {
         for n in 0..40 {
             publish(store, "a", "shared", &format!("{{\"n\":{n}}}")).await;
         }
@@ -575,6 +576,6 @@ async fn concurrent_claims_share_the_queue() {
         let distinct: BTreeSet<_> = all.iter().collect();
         assert_eq!(all.len(), 40, "{backend}: every message claimed");
         assert_eq!(distinct.len(), 40, "{backend}: none twice");
-    }
-    dbs.drop_all().await;
+    })
+    .await;
 }

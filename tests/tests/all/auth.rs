@@ -11,6 +11,44 @@ async fn app() -> TestApp {
         .expect("sqlite")
 }
 
+/// A server whose tenant `acme` has the user `user`, who may read bookings.
+async fn acme_with_reader(user: &str) -> TestApp {
+    let app = app().await;
+    app.create_tenant("acme", false).await;
+    app.create_user("acme", user, &["bookings:read"]).await;
+    app
+}
+
+/// `rentald user update` of the acme user `name`: whether it may log in at all and through
+/// the API.
+async fn enable(app: &TestApp, name: &str, enabled: bool, api_enabled: bool) {
+    app.cli_ok(
+        &[
+            "user",
+            "update",
+            "--tenant",
+            "acme",
+            "--name",
+            name,
+            "--enabled",
+            &enabled.to_string(),
+            "--api-enabled",
+            &api_enabled.to_string(),
+        ],
+        None,
+    )
+    .await;
+}
+
+/// `GET /api/cars` of acme with no token at all.
+async fn cars_without_token(app: &TestApp) -> reqwest::Response {
+    app.client
+        .get(app.url("acme", "/api/cars"))
+        .send()
+        .await
+        .unwrap()
+}
+
 fn credentials<'a>(user: &'a str, password: &'a str) -> [(&'static str, &'a str); 3] {
     [
         ("grant_type", "client_credentials"),
@@ -29,9 +67,7 @@ fn claims_of(token: &str) -> Value {
 
 #[tokio::test]
 async fn issues_a_bearer_token_for_client_credentials() {
-    let app = app().await;
-    app.create_tenant("acme", false).await;
-    app.create_user("acme", "api", &["bookings:read"]).await;
+    let app = acme_with_reader("api").await;
     let response = app
         .token_response("acme", &credentials("api", PASSWORD))
         .await;
@@ -61,44 +97,12 @@ async fn issues_a_bearer_token_for_client_credentials() {
 
 #[tokio::test]
 async fn token_errors_follow_rfc_6749() {
-    let app = app().await;
-    app.create_tenant("acme", false).await;
-    app.create_user("acme", "api", &["bookings:read"]).await;
+    let app = acme_with_reader("api").await;
     app.create_user("acme", "gone", &["bookings:read"]).await;
     app.create_user("acme", "web-only", &["bookings:read"])
         .await;
-    app.cli_ok(
-        &[
-            "user",
-            "update",
-            "--tenant",
-            "acme",
-            "--name",
-            "gone",
-            "--enabled",
-            "false",
-            "--api-enabled",
-            "true",
-        ],
-        None,
-    )
-    .await;
-    app.cli_ok(
-        &[
-            "user",
-            "update",
-            "--tenant",
-            "acme",
-            "--name",
-            "web-only",
-            "--enabled",
-            "true",
-            "--api-enabled",
-            "false",
-        ],
-        None,
-    )
-    .await;
+    enable(&app, "gone", false, true).await;
+    enable(&app, "web-only", true, false).await;
 
     let missing = app
         .token_response(
@@ -149,9 +153,7 @@ async fn token_errors_follow_rfc_6749() {
 
 #[tokio::test]
 async fn repeated_failures_are_throttled() {
-    let app = app().await;
-    app.create_tenant("acme", false).await;
-    app.create_user("acme", "api", &["bookings:read"]).await;
+    let app = acme_with_reader("api").await;
     let mut statuses = Vec::new();
     for _ in 0..11 {
         statuses.push(
@@ -221,12 +223,7 @@ async fn bad_tokens_get_401_with_a_bearer_challenge() {
     let token = app.tenant_with_token("acme", false).await;
     let other_token = app.tenant_with_token("other", false).await;
 
-    let none = app
-        .client
-        .get(app.url("acme", "/api/cars"))
-        .send()
-        .await
-        .unwrap();
+    let none = cars_without_token(&app).await;
     assert_eq!(none.status(), 401);
     let expected = format!(
         "Bearer authorization_uri=\"https://acme.localhost:{port}/auth/token\", resource_id=\"https://acme.localhost:{port}/api\"",
@@ -289,9 +286,7 @@ async fn bad_tokens_get_401_with_a_bearer_challenge() {
 
 #[tokio::test]
 async fn missing_permission_or_disabled_user_gets_403_without_body() {
-    let app = app().await;
-    app.create_tenant("acme", false).await;
-    app.create_user("acme", "reader", &["bookings:read"]).await;
+    let app = acme_with_reader("reader").await;
     let token = app.token("acme", "reader", PASSWORD).await;
     assert_eq!(
         app.get("acme", "/api/bookings/list", &token).await.status(),
@@ -302,22 +297,7 @@ async fn missing_permission_or_disabled_user_gets_403_without_body() {
     assert_eq!(response.status(), 403);
     assert!(response.bytes().await.unwrap().is_empty());
 
-    app.cli_ok(
-        &[
-            "user",
-            "update",
-            "--tenant",
-            "acme",
-            "--name",
-            "reader",
-            "--enabled",
-            "false",
-            "--api-enabled",
-            "true",
-        ],
-        None,
-    )
-    .await;
+    enable(&app, "reader", false, true).await;
     let response = app.get("acme", "/api/bookings/list", &token).await;
     assert_eq!(
         response.status(),
@@ -331,24 +311,8 @@ async fn missing_permission_or_disabled_user_gets_403_without_body() {
 async fn tenants_may_ask_for_403_on_every_auth_failure() {
     let app = app().await;
     app.create_tenant("acme", false).await;
-    app.cli_ok(
-        &[
-            "setting",
-            "set",
-            "--tenant",
-            "acme",
-            "auth_failure_status",
-            "403",
-        ],
-        None,
-    )
-    .await;
-    let none = app
-        .client
-        .get(app.url("acme", "/api/cars"))
-        .send()
-        .await
-        .unwrap();
+    app.set_setting("acme", "auth_failure_status", "403").await;
+    let none = cars_without_token(&app).await;
     assert_eq!(none.status(), 403);
     assert!(none.headers().get("www-authenticate").is_none());
     assert_eq!(app.get("acme", "/api/cars", "garbage").await.status(), 403);

@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 
 use chrono::{Days, NaiveTime, Utc};
-use rentald_tests::{TestApp, on_both_backends};
+use rentald_tests::{TestApp, on_both_backends, refused};
 use reqwest::Method;
 use serde_json::{Value, json};
 use tokio::task::JoinSet;
@@ -76,9 +76,7 @@ impl<'a> Api<'a> {
     }
 
     async fn setting(&self, key: &str, value: &str) {
-        self.app
-            .cli_ok(&["setting", "set", "--tenant", TENANT, key, value], None)
-            .await;
+        self.app.set_setting(TENANT, key, value).await;
     }
 
     /// Any call: the status and the body (`null` when empty).
@@ -115,32 +113,12 @@ impl<'a> Api<'a> {
     }
 
     async fn booking(&self, id: &Value) -> Value {
-        let (status, booking) = self
-            .call(Method::GET, &format!("/api/booking/{id}"), None)
-            .await;
-        assert_eq!(status, 200, "{booking}");
-        booking
+        self.app.booking(TENANT, &self.token, id).await
     }
 
     /// The texts of a booking's comments, oldest first.
     async fn history(&self, id: &Value) -> Vec<String> {
-        let (status, comments) = self
-            .call(Method::GET, &format!("/api/booking/{id}/history"), None)
-            .await;
-        assert_eq!(status, 200, "{comments}");
-        let comments = comments.as_array().unwrap();
-        let seqs: Vec<i64> = comments
-            .iter()
-            .map(|c| c["Seq"].as_i64().unwrap())
-            .collect();
-        assert!(
-            seqs.windows(2).all(|w| w[0] < w[1]),
-            "oldest first: {seqs:?}"
-        );
-        comments
-            .iter()
-            .map(|c| c["Text"].as_str().unwrap().to_owned())
-            .collect()
+        self.app.booking_history(TENANT, &self.token, id).await
     }
 
     /// The ids of the demo's cars of a model.
@@ -165,16 +143,6 @@ impl<'a> Api<'a> {
             .await;
         page["Total"].as_i64().unwrap()
     }
-}
-
-/// Asserts a 400 with `code`, and returns the body.
-#[track_caller]
-fn refused(response: (u16, Value), code: i64) -> Value {
-    let (status, body) = response;
-    assert_eq!((status, &body["ErrorCode"]), (400, &json!(code)), "{body}");
-    assert!(body["ErrorMessage"].as_str().is_some_and(|m| !m.is_empty()));
-    assert!(body["Id"].is_string());
-    body
 }
 
 fn comment_about(history: &[String], needle: &str) -> bool {

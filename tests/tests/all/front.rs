@@ -149,13 +149,7 @@ async fn bodies_over_one_mebibyte_get_413() {
 async fn health_and_readiness() {
     let app = app().await;
     for path in ["/healthz", "/readyz"] {
-        let response = app
-            .client
-            .get(format!("http://{}{path}", app.addr))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(response.status(), 200, "{path}");
+        assert_eq!(app.probe(path).await, 200, "{path}");
     }
 }
 

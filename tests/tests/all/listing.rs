@@ -155,7 +155,7 @@ on_both_backends! {
         let today = chrono::Utc::now().date_naive();
         let from = today - chrono::Days::new(90);
         let zone: chrono_tz::Tz = "America/Argentina/Buenos_Aires".parse().unwrap();
-        app.cli_ok(&["setting", "set", "--tenant", TENANT, "time_zone", zone.name()], None).await;
+        app.set_setting(TENANT, "time_zone", zone.name()).await;
         let in_range = |b: &&Value| {
             let day: NaiveDate = date(&b["CurrentStatusDate"]).with_timezone(&zone).date_naive();
             from <= day && day <= today

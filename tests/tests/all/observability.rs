@@ -95,13 +95,7 @@ async fn scrape(app: &TestApp) -> Vec<Sample> {
 on_both_backends! {
     async fn probes_answer_on_both_listeners(app: TestApp) {
         for path in ["/healthz", "/readyz"] {
-            let response = app
-                .client
-                .get(format!("http://{}{path}", app.addr))
-                .send()
-                .await
-                .unwrap();
-            assert_eq!(response.status(), 200, "{path}");
+            assert_eq!(app.probe(path).await, 200, "{path}");
             assert_eq!(app.metrics_get(path).await.0, 200, "{path} on the metrics listener");
         }
         let (_, body) = app.metrics_get("/readyz").await;
@@ -241,13 +235,7 @@ async fn readiness_fails_when_the_database_is_gone() {
     let body: Value = serde_json::from_str(&body).unwrap();
     assert_eq!(body["ready"], false);
     assert_eq!(body["database"], "unreachable");
-    let response = app
-        .client
-        .get(format!("http://{}/readyz", app.addr))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 503, "on the API listener too");
+    assert_eq!(app.probe("/readyz").await, 503, "on the API listener too");
     assert_eq!(
         app.metrics_get("/healthz").await.0,
         200,

@@ -4,7 +4,7 @@
 //! the permission and another tenant's booking.
 
 use chrono::{Days, Utc};
-use rentald_tests::{TestApp, on_both_backends};
+use rentald_tests::{TestApp, on_both_backends, refused};
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -42,24 +42,11 @@ impl Api<'_> {
     }
 
     async fn booking(&self, id: &Value) -> Value {
-        let (status, booking) = self
-            .call(Method::GET, &format!("/api/booking/{id}"), None)
-            .await;
-        assert_eq!(status, 200, "{booking}");
-        booking
+        self.app.booking(self.tenant, &self.token, id).await
     }
 
     async fn history(&self, id: &Value) -> Vec<String> {
-        let (status, comments) = self
-            .call(Method::GET, &format!("/api/booking/{id}/history"), None)
-            .await;
-        assert_eq!(status, 200, "{comments}");
-        comments
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|c| c["Text"].as_str().unwrap().to_owned())
-            .collect()
+        self.app.booking_history(self.tenant, &self.token, id).await
     }
 
     /// The first booking of the list with `status`.
@@ -153,16 +140,6 @@ fn body(booking: &Value) -> Value {
         "ReturnTransportationId": "AR1305",
         "TermsAccepted": true
     })
-}
-
-/// Asserts a 400 with `code`, and returns the body.
-#[track_caller]
-fn refused(response: (u16, Value), code: i64) -> Value {
-    let (status, body) = response;
-    assert_eq!((status, &body["ErrorCode"]), (400, &json!(code)), "{body}");
-    assert!(body["ErrorMessage"].as_str().is_some_and(|m| !m.is_empty()));
-    assert!(body["Id"].is_string());
-    body
 }
 
 fn urlencode(value: &str) -> String {

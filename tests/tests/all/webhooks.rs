@@ -60,23 +60,9 @@ async fn with_banktwo(app: &TestApp, bank: &TestBank) -> String {
         app.cli_ok(&["secret", "set", "--tenant", TENANT, name], Some(value))
             .await;
     }
-    app.cli_ok(
-        &[
-            "setting",
-            "set",
-            "--tenant",
-            TENANT,
-            "banktwo.base_url",
-            &bank.base_url(),
-        ],
-        None,
-    )
-    .await;
-    app.cli_ok(
-        &["setting", "set", "--tenant", TENANT, "banktwo.ca_cert", &ca],
-        None,
-    )
-    .await;
+    app.set_setting(TENANT, "banktwo.base_url", &bank.base_url())
+        .await;
+    app.set_setting(TENANT, "banktwo.ca_cert", &ca).await;
     token
 }
 
@@ -531,33 +517,13 @@ async fn a_host_without_the_right_certificate_is_refused_by_the_bank() {
     // A bank whose certificate is not from the configured CA is not trusted either.
     let impostor = TestBank::start().await;
     with_identity(&app, &bank.client).await;
-    app.cli_ok(
-        &[
-            "setting",
-            "set",
-            "--tenant",
-            TENANT,
-            "banktwo.base_url",
-            &impostor.base_url(),
-        ],
-        None,
-    )
-    .await;
+    app.set_setting(TENANT, "banktwo.base_url", &impostor.base_url())
+        .await;
     assert_eq!(post_banktwo(&app, Some(SHARED_SECRET), &body).await.0, 503);
     assert_eq!(impostor.calls(), 0);
 
-    app.cli_ok(
-        &[
-            "setting",
-            "set",
-            "--tenant",
-            TENANT,
-            "banktwo.base_url",
-            &bank.base_url(),
-        ],
-        None,
-    )
-    .await;
+    app.set_setting(TENANT, "banktwo.base_url", &bank.base_url())
+        .await;
     assert_eq!(
         post_banktwo(&app, Some(SHARED_SECRET), &body).await,
         (200, String::new())

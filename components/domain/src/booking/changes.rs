@@ -146,29 +146,25 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::fixtures;
 
     fn booking() -> Booking {
-        serde_json::from_value(json!({
-            "Id": 1,
-            "Customer": {"Id": 1},
-            "Car": {"Id": "AA100AA"},
-            "Model": {"Id": 2, "Name": "Chevrolet Onix"},
-            "Category": {"Id": 1, "Name": "Económico"},
-            "FromDate": "2030-01-10T10:00:00-03:00",
-            "ToDate": "2030-01-12T10:00:00-03:00",
-            "DeliveryPlace": {"Id": 1, "Name": "Aeroparque"},
-            "ReturnPlace": {"Id": 1, "Name": "Aeroparque"},
-            "CurrentStatus": 2,
-            "CurrentStatusDate": "2030-01-01T10:00:00Z",
-            "CreationDate": "2030-01-01T10:00:00Z",
-            "MaxAllowedDistance": 500,
-            "MaxAllowedDistanceByDay": 250,
-            "DistanceUnit": "km",
-            "Price": 100,
-            "Currency": "USD",
-            "DeliveryTransportationId": "AR1234"
-        }))
-        .unwrap()
+        fixtures::booking(
+            BookingStatus::Reserved,
+            json!({
+                "Car": {"Id": "AA100AA"},
+                "Model": {"Id": 2, "Name": "Chevrolet Onix"},
+                "Category": {"Id": 1, "Name": "Económico"},
+                "DeliveryPlace": {"Id": 1, "Name": "Aeroparque"},
+                "ReturnPlace": {"Id": 1, "Name": "Aeroparque"},
+                "MaxAllowedDistance": 500,
+                "MaxAllowedDistanceByDay": 250,
+                "DistanceUnit": "km",
+                "Price": 100,
+                "Currency": "USD",
+                "DeliveryTransportationId": "AR1234"
+            }),
+        )
     }
 
     #[test]

@@ -219,27 +219,24 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::fixtures;
 
     fn at(value: &str) -> DateTime<FixedOffset> {
         DateTime::parse_from_rfc3339(value).unwrap()
     }
 
     fn booking(status: BookingStatus) -> Booking {
-        serde_json::from_value(json!({
-            "Id": 1,
-            "Customer": {"Id": 1, "Name": "Ana Souza", "Lastname": "Souza"},
-            "Car": {"Id": "AA100AA", "CurrentKms": 1000, "Gasoline": 8},
-            "Category": {"Id": 1},
-            "FromDate": "2030-01-10T10:00:00Z",
-            "ToDate": "2030-01-12T10:00:00Z",
-            "DeliveryPlace": {"Id": 1},
-            "ReturnPlace": {"Id": 1},
-            "CurrentStatus": status.code(),
-            "CurrentStatusDate": "2030-01-10T10:05:00Z",
-            "CreationDate": "2030-01-01T10:00:00Z",
-            "Balance": 10
-        }))
-        .unwrap()
+        fixtures::booking(
+            status,
+            json!({
+                "Customer": {"Id": 1, "Name": "Ana Souza", "Lastname": "Souza"},
+                "Car": {"Id": "AA100AA", "CurrentKms": 1000, "Gasoline": 8},
+                "FromDate": "2030-01-10T10:00:00Z",
+                "ToDate": "2030-01-12T10:00:00Z",
+                "CurrentStatusDate": "2030-01-10T10:05:00Z",
+                "Balance": 10
+            }),
+        )
     }
 
     fn operation(date: &str, kilometers: i64, gasoline: i64) -> Operation {

@@ -116,30 +116,26 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::fixtures;
 
     #[test]
     fn the_simplified_response_summarises_the_booking() {
-        let booking: Booking = serde_json::from_value(json!({
-            "Id": 42,
-            "Code": "DEMO-000042",
-            "Version": "1",
-            "Customer": {"Id": 3},
-            "Car": {"Id": "AA100AA"},
-            "Model": {"Id": 2},
-            "Category": {"Id": 1},
-            "FromDate": "2030-01-10T10:00:00-03:00",
-            "ToDate": "2030-01-12T10:00:00-03:00",
-            "DeliveryPlace": {"Id": 1},
-            "ReturnPlace": {"Id": 3},
-            "CurrentStatus": 2,
-            "CurrentStatusDate": "2030-01-01T10:00:00Z",
-            "CreationDate": "2030-01-01T10:00:00Z",
-            "Price": 100.5,
-            "Balance": 100.5,
-            "Currency": "USD",
-            "PriceItems": [{"Id": 1, "AppliedCoverageBrackets": [{"DaysFrom": 1, "DaysTo": 3}]}]
-        }))
-        .unwrap();
+        let booking = fixtures::booking(
+            BookingStatus::Reserved,
+            json!({
+                "Id": 42,
+                "Code": "DEMO-000042",
+                "Version": "1",
+                "Customer": {"Id": 3},
+                "Car": {"Id": "AA100AA"},
+                "Model": {"Id": 2},
+                "ReturnPlace": {"Id": 3},
+                "Price": 100.5,
+                "Balance": 100.5,
+                "Currency": "USD",
+                "PriceItems": [{"Id": 1, "AppliedCoverageBrackets": [{"DaysFrom": 1, "DaysTo": 3}]}]
+            }),
+        );
         let response = serde_json::to_value(BookingCreationResponse::from(&booking)).unwrap();
         assert_eq!(response["Id"], json!(42));
         assert_eq!(response["Code"], json!("DEMO-000042"));

@@ -71,22 +71,10 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::fixtures;
 
     fn booking(status: BookingStatus, is_quotation: bool) -> Booking {
-        serde_json::from_value(json!({
-            "Id": 1,
-            "Customer": {"Id": 1},
-            "Category": {"Id": 1},
-            "FromDate": "2030-01-10T10:00:00Z",
-            "ToDate": "2030-01-12T10:00:00Z",
-            "DeliveryPlace": {"Id": 1},
-            "ReturnPlace": {"Id": 1},
-            "CurrentStatus": status.code(),
-            "CurrentStatusDate": "2030-01-01T10:00:00Z",
-            "CreationDate": "2030-01-01T10:00:00Z",
-            "IsQuotation": is_quotation
-        }))
-        .unwrap()
+        fixtures::booking(status, json!({"IsQuotation": is_quotation}))
     }
 
     #[test]

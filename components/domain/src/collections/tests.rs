@@ -2,22 +2,20 @@ use chrono::DateTime;
 use serde_json::json;
 
 use super::*;
+use crate::fixtures;
 use crate::models::Place;
 
 fn booking(status: BookingStatus) -> Booking {
-    serde_json::from_value(json!({
-        "Id": 42,
-        "Customer": {"Id": 3},
-        "Category": {"Id": 2, "Name": "Economy"},
-        "FromDate": "2024-03-01T10:00:00-03:00",
-        "ToDate": "2024-03-04T10:00:00-03:00",
-        "DeliveryPlace": {"Id": 11},
-        "ReturnPlace": {"Id": 11},
-        "CurrentStatus": status.code(),
-        "CurrentStatusDate": "2024-03-04T11:30:00-03:00",
-        "CreationDate": "2024-02-20T09:00:00-03:00"
-    }))
-    .unwrap()
+    fixtures::booking(
+        status,
+        json!({
+            "Id": 42,
+            "Category": {"Id": 2},
+            "FromDate": "2024-03-01T10:00:00-03:00",
+            "ToDate": "2024-03-04T10:00:00-03:00",
+            "CurrentStatusDate": "2024-03-04T11:30:00-03:00"
+        }),
+    )
 }
 
 fn micros(value: &str) -> KeyPart {

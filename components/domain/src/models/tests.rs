@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 
 use super::*;
 use crate::error::{ApiError, ErrorCode};
+use crate::fixtures;
 use crate::i18n::Language;
 use crate::status::BookingStatus;
 
@@ -87,18 +88,17 @@ fn decimal(text: &str) -> Decimal {
 
 /// A stored booking with only the required fields.
 fn minimal_booking() -> Value {
-    json!({
-        "Id": 7,
-        "Customer": {"Id": 3, "Name": "Ana Gómez"},
-        "Category": {"Id": 2, "Name": "Economy"},
-        "FromDate": "2024-03-01T10:00:00-03:00",
-        "ToDate": "2024-03-04T10:00:00-03:00",
-        "DeliveryPlace": {"Id": 11, "Name": "Aeroparque"},
-        "ReturnPlace": {"Id": 12, "Name": "Ezeiza"},
-        "CurrentStatus": 2,
-        "CurrentStatusDate": "2024-02-20T09:00:00-03:00",
-        "CreationDate": "2024-02-20T09:00:00-03:00"
-    })
+    fixtures::stored_booking(
+        BookingStatus::Reserved,
+        json!({
+            "Id": 7,
+            "Customer": {"Id": 3, "Name": "Ana Gómez"},
+            "Category": {"Id": 2, "Name": "Economy"},
+            "FromDate": "2024-03-01T10:00:00-03:00",
+            "DeliveryPlace": {"Id": 11, "Name": "Aeroparque"},
+            "ReturnPlace": {"Id": 12, "Name": "Ezeiza"}
+        }),
+    )
 }
 
 fn sample_booking() -> Booking {

@@ -6,7 +6,8 @@ use rust_decimal::Decimal;
 
 use super::*;
 use crate::error::ApiError;
-use crate::models::{Additional, BookingAdditional, Place, PriceItem, Tariff, TariffBracket};
+use crate::fixtures::tariff;
+use crate::models::{Additional, BookingAdditional, Place, PriceItem, Tariff};
 
 pub(super) fn d(value: &str) -> Decimal {
     value.parse().unwrap()
@@ -22,30 +23,12 @@ pub(super) fn time(value: &str) -> NaiveTime {
 
 /// 38.00 for days 1-3, 34.00 for days 4-7, 29.00 for days 8-30 (the demo's economy tariff).
 pub(super) fn economy() -> Tariff {
-    Tariff {
-        id: 1,
-        name: "Economy".to_owned(),
-        category_id: 1,
-        model_id: None,
-        currency: "USD".to_owned(),
-        brackets: vec![
-            TariffBracket {
-                days_from: 1,
-                days_to: 3,
-                daily_amount: d("38.00"),
-            },
-            TariffBracket {
-                days_from: 4,
-                days_to: 7,
-                daily_amount: d("34.00"),
-            },
-            TariffBracket {
-                days_from: 8,
-                days_to: 30,
-                daily_amount: d("29.00"),
-            },
-        ],
-    }
+    tariff(
+        1,
+        "Economy",
+        1,
+        &[(1, 3, "38.00"), (4, 7, "34.00"), (8, 30, "29.00")],
+    )
 }
 
 pub(super) fn additional(id: i64, price: &str, by_day: bool, max: i64, stock: i64) -> Additional {

@@ -1,6 +1,7 @@
 use serde_json::json;
 
 use super::*;
+use crate::fixtures;
 use crate::json::parse_body;
 
 fn at(value: &str) -> DateTime<FixedOffset> {
@@ -10,21 +11,15 @@ fn at(value: &str) -> DateTime<FixedOffset> {
 const NOW: &str = "2030-01-05T12:00:00-03:00";
 
 fn booking(status: BookingStatus) -> Booking {
-    serde_json::from_value(json!({
-        "Id": 9,
-        "Version": "1",
-        "Customer": {"Id": 3, "Name": "Ana Gómez", "DocumentId": "old"},
-        "Category": {"Id": 1},
-        "FromDate": "2030-01-10T10:00:00-03:00",
-        "ToDate": "2030-01-12T10:00:00-03:00",
-        "DeliveryPlace": {"Id": 1},
-        "ReturnPlace": {"Id": 1},
-        "CurrentStatus": status.code(),
-        "CurrentStatusDate": "2030-01-01T10:00:00Z",
-        "CreationDate": "2030-01-01T10:00:00Z",
-        "Attributes": {"Canal": "API"}
-    }))
-    .unwrap()
+    fixtures::booking(
+        status,
+        json!({
+            "Id": 9,
+            "Version": "1",
+            "Customer": {"Id": 3, "Name": "Ana Gómez", "DocumentId": "old"},
+            "Attributes": {"Canal": "API"}
+        }),
+    )
 }
 
 fn body() -> Value {

@@ -4,8 +4,9 @@ use chrono_tz::Tz;
 use serde_json::json;
 
 use super::*;
+use crate::fixtures;
 use crate::json::parse_body;
-use crate::models::{BranchOffice, TariffBracket};
+use crate::models::BranchOffice;
 
 fn at(value: &str) -> DateTime<FixedOffset> {
     DateTime::parse_from_rfc3339(value).unwrap()
@@ -111,6 +112,15 @@ impl Tenant {
     }
 }
 
+/// [`check`] of a new booking sent by [`customer`], with no agency.
+fn check_new<'a>(
+    sent: &BookingRequest,
+    offices: &'a [BranchOfficeDoc],
+    tenant: &Tenant,
+) -> Result<Terms<'a>, ApiError> {
+    check(sent, None, &customer(), None, offices, &tenant.rules())
+}
+
 fn code(result: Result<Terms<'_>, ApiError>) -> i32 {
     result.unwrap_err().code.code()
 }
@@ -119,15 +129,7 @@ fn code(result: Result<Terms<'_>, ApiError>) -> i32 {
 fn a_plain_request_passes_with_the_tenant_defaults() {
     let tenant = Tenant::new(&[]);
     let offices = offices();
-    let terms = check(
-        &request(json!({})),
-        None,
-        &customer(),
-        None,
-        &offices,
-        &tenant.rules(),
-    )
-    .unwrap();
+    let terms = check_new(&request(json!({})), &offices, &tenant).unwrap();
     assert_eq!(terms.days, 3);
     assert_eq!(terms.delivery.place.id, 1);
     assert_eq!(terms.returned.office.id, 1);
@@ -162,77 +164,27 @@ fn each_setting_refuses_with_its_code() {
         } else {
             Tenant::new(&[(setting, value)])
         };
-        let result = check(&plain, None, &customer(), None, &offices, &tenant.rules());
+        let result = check_new(&plain, &offices, &tenant);
         assert_eq!(code(result), expected, "{setting} = {value}");
     }
     let tenant = Tenant::new(&[("limited_km_enabled", "false")]);
     let limited = request(json!({"IlimitedKm": false}));
-    assert_eq!(
-        code(check(
-            &limited,
-            None,
-            &customer(),
-            None,
-            &offices,
-            &tenant.rules()
-        )),
-        28
-    );
+    assert_eq!(code(check_new(&limited, &offices, &tenant)), 28);
     let tenant = Tenant::new(&[("one_way_allowed", "false")]);
     let one_way = request(json!({"ReturnPlace": {"Id": 4}}));
-    assert_eq!(
-        code(check(
-            &one_way,
-            None,
-            &customer(),
-            None,
-            &offices,
-            &tenant.rules()
-        )),
-        46
-    );
+    assert_eq!(code(check_new(&one_way, &offices, &tenant)), 46);
     let tenant = Tenant::new(&[("out_of_hours_allowed", "false")]);
     let late = request(json!({"ToDate": "2030-01-13T21:00:00-03:00"}));
-    assert_eq!(
-        code(check(
-            &late,
-            None,
-            &customer(),
-            None,
-            &offices,
-            &tenant.rules()
-        )),
-        47
-    );
+    assert_eq!(code(check_new(&late, &offices, &tenant)), 47);
     let early = request(json!({"FromDate": "2030-01-10T07:00:00-03:00"}));
-    assert_eq!(
-        code(check(
-            &early,
-            None,
-            &customer(),
-            None,
-            &offices,
-            &tenant.rules()
-        )),
-        47
-    );
+    assert_eq!(code(check_new(&early, &offices, &tenant)), 47);
 }
 
 #[test]
 fn dates_and_promotions() {
     let tenant = Tenant::new(&[]);
     let offices = offices();
-    let check = |value| {
-        check(
-            &request(value),
-            None,
-            &customer(),
-            None,
-            &offices,
-            &tenant.rules(),
-        )
-        .map(|_| ())
-    };
+    let check = |value| check_new(&request(value), &offices, &tenant).map(|_| ());
     let code = |value| check(value).unwrap_err().code.code();
     assert_eq!(code(json!({"ToDate": "2030-01-10T10:00:00-03:00"})), 13);
     assert_eq!(
@@ -262,16 +214,7 @@ fn an_update_keeps_what_it_does_not_send() {
         "DEMO-000009".to_owned(),
         &request(json!({})),
         Decision {
-            quote: price(
-                &first,
-                &vehicle(),
-                &[],
-                &[],
-                &[tariff()],
-                None,
-                &tenant.rules(),
-            )
-            .unwrap(),
+            quote: priced(&first, None, &tenant).unwrap(),
             terms: first,
             vehicle: vehicle(),
             customer: customer(),
@@ -377,18 +320,20 @@ fn agencies_and_agreements() {
 }
 
 fn tariff() -> Tariff {
-    Tariff {
-        id: 1,
-        name: "Economy".to_owned(),
-        category_id: 1,
-        model_id: None,
-        currency: "USD".to_owned(),
-        brackets: vec![TariffBracket {
-            days_from: 1,
-            days_to: 30,
-            daily_amount: Decimal::from(40),
-        }],
-    }
+    fixtures::tariff(1, "Economy", 1, &[(1, 30, "40")])
+}
+
+/// [`price`] of [`vehicle`] at [`tariff`], with no additional, and the price `sent`.
+fn priced(terms: &Terms<'_>, sent: Option<Decimal>, tenant: &Tenant) -> Result<Quote, ApiError> {
+    price(
+        terms,
+        &vehicle(),
+        &[],
+        &[],
+        &[tariff()],
+        sent,
+        &tenant.rules(),
+    )
 }
 
 fn vehicle() -> Vehicle {
@@ -421,17 +366,8 @@ fn priced_and_written_into_a_new_booking() {
         "DeliveryTransportationId": "AR1234",
         "Attributes": {"Canal": "API"}
     }));
-    let terms = check(&body, None, &customer(), None, &offices, &tenant.rules()).unwrap();
-    let quote = price(
-        &terms,
-        &vehicle(),
-        &[],
-        &[],
-        &[tariff()],
-        None,
-        &tenant.rules(),
-    )
-    .unwrap();
+    let terms = check_new(&body, &offices, &tenant).unwrap();
+    let quote = priced(&terms, None, &tenant).unwrap();
     // 3 days at 40.00, delivery and return at 15.00 each.
     assert_eq!(quote.price, Decimal::from(150));
     let booking = new_booking(
@@ -483,26 +419,8 @@ fn priced_and_written_into_a_new_booking() {
 fn a_sent_price_and_the_insurance_requirement() {
     let offices = offices();
     let tenant = Tenant::new(&[]);
-    let terms = check(
-        &request(json!({})),
-        None,
-        &customer(),
-        None,
-        &offices,
-        &tenant.rules(),
-    )
-    .unwrap();
-    let priced = |sent, tenant: &Tenant| {
-        price(
-            &terms,
-            &vehicle(),
-            &[],
-            &[],
-            &[tariff()],
-            sent,
-            &tenant.rules(),
-        )
-    };
+    let terms = check_new(&request(json!({})), &offices, &tenant).unwrap();
+    let priced = |sent, tenant: &Tenant| priced(&terms, sent, tenant);
     assert_eq!(
         priced(Some(Decimal::from(160)), &tenant)
             .unwrap_err()

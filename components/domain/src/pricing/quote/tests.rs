@@ -1,6 +1,7 @@
 use chrono::{NaiveDate, NaiveTime, TimeDelta};
 
 use super::*;
+use crate::fixtures::tariff;
 use crate::pricing::fixtures::*;
 use crate::pricing::*;
 
@@ -172,14 +173,7 @@ fn lines_sum_to_price_with_every_kind_of_line() {
 fn hundred() -> Quote {
     let mut fixture = Fixture::new().days(1);
     fixture.catalog.clear();
-    fixture.tariff = Some(Tariff {
-        brackets: vec![TariffBracket {
-            days_from: 1,
-            days_to: 30,
-            daily_amount: d("100.00"),
-        }],
-        ..economy()
-    });
+    fixture.tariff = Some(tariff(1, "Economy", 1, &[(1, 30, "100.00")]));
     let quote = fixture.quote().unwrap();
     assert_eq!(quote.price, d("100.00"));
     quote
@@ -273,30 +267,12 @@ fn the_worked_example_of_the_docs() {
         ("surcharge.young_driver", "6.00"),
     ])
     .unwrap();
-    let compact = Tariff {
-        id: 2,
-        name: "Tarifa Compacto".to_owned(),
-        category_id: 2,
-        model_id: None,
-        currency: "USD".to_owned(),
-        brackets: vec![
-            TariffBracket {
-                days_from: 1,
-                days_to: 3,
-                daily_amount: d("46.00"),
-            },
-            TariffBracket {
-                days_from: 4,
-                days_to: 7,
-                daily_amount: d("41.50"),
-            },
-            TariffBracket {
-                days_from: 8,
-                days_to: 30,
-                daily_amount: d("36.00"),
-            },
-        ],
-    };
+    let compact = tariff(
+        2,
+        "Tarifa Compacto",
+        2,
+        &[(1, 3, "46.00"), (4, 7, "41.50"), (8, 30, "36.00")],
+    );
     let mut catalog = catalog();
     catalog[0].name = "Seguro básico".to_owned();
     catalog[2].name = "Silla para niños".to_owned();
