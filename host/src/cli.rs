@@ -9,10 +9,10 @@ use clap::{Parser, Subcommand};
 use rental_platform::{Component, PERMISSIONS};
 
 use crate::apidocs::ApiDocs;
+use crate::app::App;
 use crate::config::{Config, GlobalArgs, ServeArgs, Transport};
 use crate::metrics::Metrics;
 use crate::runtime::Runtime;
-use crate::server::App;
 use crate::storage::Storage;
 use crate::storage::components::{Install, Rollback};
 use crate::{auth, catalog, probes, queue, server, telemetry, tenancy, tls};

@@ -1,6 +1,7 @@
 //! `rentald`: the car-rental platform host.
 
 mod apidocs;
+mod app;
 mod auth;
 mod bindings;
 mod capabilities;

@@ -15,9 +15,9 @@ use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 
+use crate::app::App;
 use crate::response::{Body, empty, json};
 use crate::routes;
-use crate::server::App;
 
 /// How long a probe or a scrape waits for the database.
 const DATABASE_TIMEOUT: Duration = Duration::from_secs(2);

@@ -26,8 +26,8 @@ use rental_domain::payments;
 use rental_platform::Component;
 use tracing::Instrument as _;
 
+use crate::app::App;
 use crate::runtime::{Outcome, RequestContext};
-use crate::server::App;
 use crate::storage::queue::Claimed;
 
 /// Each consumed topic and the component that consumes it. A topic that is not listed stays

@@ -17,31 +17,19 @@ use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 use tracing::Instrument as _;
 
-use crate::apidocs::ApiDocs;
-use crate::auth::{self, AuthError, Throttle, TokenRequest};
-use crate::metrics::{self, Metrics};
+use crate::app::App;
+use crate::auth::{self, AuthError, TokenRequest};
+use crate::metrics;
 use crate::probes;
 use crate::response::{Body, empty, json};
 use crate::routes::{self, Access, Matched};
-use crate::runtime::{Outcome, RequestContext, Runtime};
-use crate::storage::Storage;
+use crate::runtime::{Outcome, RequestContext};
 use crate::storage::tenants::Tenant;
 use crate::tenancy::{self, HostError};
 use crate::tls;
 
 /// Largest request body accepted.
 pub const MAX_BODY: usize = 1 << 20;
-
-/// Everything a request needs, shared by all connections.
-pub struct App {
-    pub storage: Storage,
-    pub runtime: Runtime,
-    pub base_domain: String,
-    pub throttle: Throttle,
-    pub metrics: Arc<Metrics>,
-    /// `/openapi.json` and `/docs`.
-    pub api_docs: ApiDocs,
-}
 
 /// Accepts connections until the listener fails. With `tls`, each connection first completes
 /// a TLS handshake (within [`tls::HANDSHAKE_TIMEOUT`]; a failure costs that connection only)
