@@ -215,7 +215,7 @@ on_both_backends! {
         }
     }
 
-    async fn validation_codes_from_the_catalogue(app: TestApp) {
+    async fn validation_codes_from_the_catalog(app: TestApp) {
         let api = Api::new(&app).await;
         let ok = body(model(2), FREE, FREE + 3);
         let with = |change: Value| {

@@ -60,7 +60,7 @@ fn at(days: u64) -> String {
 }
 
 on_both_backends! {
-    async fn the_demo_catalogue_round_trips_into_a_fresh_tenant(app: TestApp) {
+    async fn the_demo_catalog_round_trips_into_a_fresh_tenant(app: TestApp) {
         let demo_token = app.tenant_with_token("demo", true).await;
         let exported = export(&app, "demo").await;
         assert!(exported.starts_with("{\"Format\":\"rental-catalog\",\"Version\":1}\n"));

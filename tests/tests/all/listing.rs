@@ -204,7 +204,7 @@ on_both_backends! {
         assert_eq!(ok.status(), 200, "89 days is within the limit");
     }
 
-    async fn catalogue_lists(app: TestApp) {
+    async fn catalog_lists(app: TestApp) {
         let token = app.tenant_with_token(TENANT, true).await;
         let offices = app.get_json(TENANT, "/api/branchoffices?language=es", &token).await;
         let offices = offices.as_array().expect("a JSON array");
