@@ -13,7 +13,7 @@ use crate::models::{
 };
 use crate::payments::PaymentRecord;
 use crate::status::BookingStatus;
-use crate::store::{Bound, IndexKey, KeyPart, KeyRange, Stored};
+use crate::store::{Bound, Counted, IndexKey, KeyPart, KeyRange, Stored};
 
 /// Bookings ([`Booking`]), id = `Id`.
 pub mod bookings {
@@ -167,6 +167,40 @@ pub mod payments {
     pub const COLLECTION: &str = "payments";
     /// `[Int(BookingId), Text(id)]`: a booking's payments.
     pub const BY_BOOKING: &str = "booking";
+}
+
+/// The indexes the store keeps counted ([`Counted`]): what the lists count for their
+/// `Total` (every booking, the bookings of one status, customers and cars), so that a count
+/// costs the same at a million bookings as at a hundred. Migration `0003_index_counts` fills
+/// these counts for the entries stored before it.
+pub const COUNTED: &[Counted] = &[
+    Counted {
+        collection: bookings::COLLECTION,
+        index: bookings::BY_ID,
+        depth: 0,
+    },
+    Counted {
+        collection: bookings::COLLECTION,
+        index: bookings::BY_STATUS,
+        depth: 1,
+    },
+    Counted {
+        collection: customers::COLLECTION,
+        index: customers::BY_ID,
+        depth: 0,
+    },
+    Counted {
+        collection: cars::COLLECTION,
+        index: cars::BY_ID,
+        depth: 0,
+    },
+];
+
+/// The count kept for `index` of `collection` by prefixes of `depth` parts, if there is one.
+pub fn counted(collection: &str, index: &str, depth: usize) -> Option<&'static Counted> {
+    COUNTED
+        .iter()
+        .find(|c| c.collection == collection && c.index == index && c.depth == depth)
 }
 
 /// A stored customer: the customer and the API user who created it, which decides whether an

@@ -145,3 +145,39 @@ pub trait Stored: Serialize + DeserializeOwned {
         })
     }
 }
+
+/// An index whose entries the store keeps counted, per prefix of `depth` parts, so that
+/// counting such a prefix (e.g. every booking, or the bookings of one status) costs one row
+/// read however large the tenant grows. The counts are updated in the transaction that writes
+/// the entries, so they are exact.
+///
+/// The store relies on two rules, which the collections' tests check: a document has at most
+/// one entry in a counted index, and the counted parts are integers or times (fixed width, so
+/// the store can cut the prefix off a stored key). Declaring another counted index needs a
+/// migration that fills its counts from the entries already stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Counted {
+    pub collection: &'static str,
+    pub index: &'static str,
+    /// How many leading key parts a count is kept for: 0 counts the whole index.
+    pub depth: usize,
+}
+
+impl KeyRange {
+    /// The prefix this range covers exactly, if it is one: the whole index is the empty
+    /// prefix.
+    pub fn as_prefix(&self) -> Option<&[KeyPart]> {
+        match (&self.lower, &self.upper) {
+            (None, None) => Some(&[]),
+            (Some(Bound::Inclusive(p)), None) | (None, Some(Bound::Inclusive(p)))
+                if p.is_empty() =>
+            {
+                Some(&[])
+            }
+            (Some(Bound::Inclusive(lower)), Some(Bound::Inclusive(upper))) if lower == upper => {
+                Some(lower)
+            }
+            _ => None,
+        }
+    }
+}

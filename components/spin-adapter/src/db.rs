@@ -133,18 +133,23 @@ impl Database {
     }
 
     /// Creates the host's tables unless they exist, in one transaction, so concurrent first
-    /// requests create them once.
+    /// requests create them once; a database made by an earlier version gets the files it
+    /// lacks.
     fn create_schema(&self) -> Result<(), StoreError> {
-        if self.schema_exists()? {
+        if let Some((last, _)) = rental_store_sql::SQLITE_SCHEMA.last()
+            && self.table_exists(last)?
+        {
             return Ok(());
         }
         // As in rentald: readers proceed while one writer commits; the mode stays in the file.
         self.execute_sql("PRAGMA journal_mode = WAL", &[], &[])?;
         self.begin(Mode::ReadWrite)?;
         let created = (|| {
-            if !self.schema_exists()? {
-                for statement in rental_store_sql::sqlite_schema_statements() {
-                    self.execute_sql(&statement, &[], &[])?;
+            for (table, file) in rental_store_sql::SQLITE_SCHEMA {
+                if !self.table_exists(table)? {
+                    for statement in rental_store_sql::sqlite_schema_statements(file) {
+                        self.execute_sql(&statement, &[], &[])?;
+                    }
                 }
             }
             self.commit()
@@ -155,10 +160,10 @@ impl Database {
         created
     }
 
-    fn schema_exists(&self) -> Result<bool, StoreError> {
+    fn table_exists(&self, table: &str) -> Result<bool, StoreError> {
         let rows = self.execute_sql(
-            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'documents'",
-            &[],
+            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
+            &[Value::Text(table.to_owned())],
             &[Column::Int],
         )?;
         Ok(rows.first().and_then(|row| row.first()) == Some(&Value::Int(1)))

@@ -19,6 +19,9 @@ pub const PREFIX_END: u8 = 0xFF;
 
 const SIGN: u64 = 1 << 63;
 
+/// The encoded length of an integer or time part: its tag and eight bytes.
+pub const FIXED_PART_LEN: usize = 9;
+
 pub fn encode(parts: &[KeyPart]) -> Vec<u8> {
     let mut out = Vec::with_capacity(parts.len() * 10);
     for part in parts {

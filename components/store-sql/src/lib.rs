@@ -31,14 +31,24 @@ pub use store::{
     begin, insert_tenant, read_row,
 };
 
-/// The SQLite schema of the store: the host's first migration, verbatim, which holds every
-/// table the store uses, so that a database created by the Spin adapter has the host's tables.
-pub const SQLITE_SCHEMA: &str = include_str!("../../../host/migrations/sqlite/0001_init.sql");
+/// The SQLite schema of the store: the host's migrations that create the tables the store
+/// uses, verbatim, so that a database created by the Spin adapter has the host's tables. Each
+/// comes with a table it creates, by which a driver tells whether a database has it already.
+pub const SQLITE_SCHEMA: &[(&str, &str)] = &[
+    (
+        "documents",
+        include_str!("../../../host/migrations/sqlite/0001_init.sql"),
+    ),
+    (
+        "index_counts",
+        include_str!("../../../host/migrations/sqlite/0003_index_counts.sql"),
+    ),
+];
 
-/// The statements of [`SQLITE_SCHEMA`], one by one, without comments (drivers that prepare one
-/// statement per call, like Spin's SQLite, cannot run the file at once).
-pub fn sqlite_schema_statements() -> Vec<String> {
-    let text: String = SQLITE_SCHEMA
+/// The statements of one file of [`SQLITE_SCHEMA`], one by one, without comments (drivers
+/// that prepare one statement per call, like Spin's SQLite, cannot run a file at once).
+pub fn sqlite_schema_statements(file: &str) -> Vec<String> {
+    let text: String = file
         .lines()
         .map(|line| line.split("--").next().unwrap_or_default())
         .collect::<Vec<_>>()
@@ -55,7 +65,10 @@ mod tests {
 
     #[test]
     fn the_schema_splits_into_its_statements() {
-        let statements = sqlite_schema_statements();
+        let statements: Vec<String> = SQLITE_SCHEMA
+            .iter()
+            .flat_map(|(_, file)| sqlite_schema_statements(file))
+            .collect();
         assert!(
             statements
                 .iter()
@@ -67,7 +80,7 @@ mod tests {
                 .iter()
                 .filter(|s| s.starts_with("CREATE TABLE"))
                 .count(),
-            8
+            9
         );
     }
 }

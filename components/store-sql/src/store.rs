@@ -2,7 +2,8 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use rental_domain::store::{Bound, IndexKey, KeyPart, KeyRange, Record};
+use rental_domain::collections;
+use rental_domain::store::{Bound, Counted, IndexKey, KeyPart, KeyRange, Record};
 pub use rental_domain::store::{Expect, Mode};
 
 use crate::error::StoreError;
@@ -126,6 +127,39 @@ const ENTRY: &[Column] = &[Column::Text, Column::Blob];
 
 fn text_value(s: &str) -> Value {
     Value::Text(s.to_owned())
+}
+
+/// The name and encoded key of each index, as bound after three leading parameters.
+fn index_values(indexes: &[Index]) -> impl Iterator<Item = Value> + '_ {
+    indexes.iter().flat_map(|index| {
+        [
+            text_value(&index.name),
+            Value::Blob(keys::encode(&index.parts)),
+        ]
+    })
+}
+
+/// The encoded first `depth` parts of a counted index's key, which must be integers or times
+/// ([`Counted`]): anything else is refused rather than counted under a wrong prefix.
+fn counted_head(counted: &Counted, parts: &[KeyPart]) -> Result<Vec<u8>, StoreError> {
+    match parts.get(..counted.depth) {
+        Some(head)
+            if head
+                .iter()
+                .all(|p| matches!(p, KeyPart::Int(_) | KeyPart::Time(_))) =>
+        {
+            Ok(keys::encode(head))
+        }
+        _ => Err(StoreError::Invalid(format!(
+            "index `{}` of `{}` is counted by its first {} parts, which must be integers or times",
+            counted.index, counted.collection, counted.depth
+        ))),
+    }
+}
+
+/// SQL for the counted prefix of a stored key: its first `depth` fixed-width parts.
+fn head_sql(counted: &Counted) -> String {
+    format!("substr(key, 1, {})", counted.depth * keys::FIXED_PART_LEN)
 }
 
 /// A revision as stored (a signed 64-bit column).
@@ -261,51 +295,136 @@ impl Scope {
             }
             Expect::Any => PUT_ANY,
         };
-        let statements = self.put_statements(
+        let fresh = expected == Expect::Absent;
+        let statements = match self.put_statements(
             Statement::new(sql.to_owned(), params, ONE_INT),
             collection,
             id,
             indexes,
-        );
+            fresh,
+        ) {
+            Ok(statements) => statements,
+            Err(e) => return Plan::refuse(e),
+        };
         Plan::new(statements, |results| {
             Ok(u64::try_from(first_int(&results)?).unwrap_or_default())
         })
         .guard_first(|rows| rows.is_empty().then_some(StoreError::Conflict))
     }
 
-    /// The document's write followed by the replacement of its index entries.
+    /// The document's write, then the counts of its counted indexes ([`Counted`]), then its
+    /// index entries: those no longer wanted are deleted and the new ones inserted, so an
+    /// entry that stays (most of them, on an update) is not written again. A `fresh` document
+    /// (written with [`Expect::Absent`]) has no entries yet, so nothing is deleted or
+    /// decremented.
     fn put_statements(
         &self,
         write: Statement,
         collection: &str,
         id: &str,
         indexes: &[Index],
-    ) -> Vec<Statement> {
-        let mut statements = vec![
-            write,
-            Statement::new(
+        fresh: bool,
+    ) -> Result<Vec<Statement>, StoreError> {
+        let mut statements = vec![write];
+        for counted in collections::COUNTED
+            .iter()
+            .filter(|c| c.collection == collection)
+        {
+            let head = match indexes.iter().find(|index| index.name == counted.index) {
+                Some(index) => Some(counted_head(counted, &index.parts)?),
+                None => None,
+            };
+            if !fresh {
+                statements.push(self.uncount_statement(counted, id, head.as_deref()));
+            }
+            if let Some(head) = head {
+                statements.push(self.count_statement(counted, id, head));
+            }
+        }
+        let (tenant, collection, id) =
+            (self.tenant_value(), text_value(collection), text_value(id));
+        if !fresh {
+            let mut params = vec![tenant.clone(), collection.clone(), id.clone()];
+            let mut sql =
                 "DELETE FROM doc_index WHERE tenant = $1 AND collection = $2 AND doc_id = $3"
-                    .to_owned(),
-                vec![self.tenant_value(), text_value(collection), text_value(id)],
+                    .to_owned();
+            if !indexes.is_empty() {
+                let kept: Vec<String> = (0..indexes.len())
+                    .map(|i| format!("(${}, ${})", 4 + 2 * i, 5 + 2 * i))
+                    .collect();
+                sql.push_str(&format!(
+                    " AND (index_name, key) NOT IN (VALUES {})",
+                    kept.join(", ")
+                ));
+                params.extend(index_values(indexes));
+            }
+            statements.push(Statement::new(sql, params, &[]));
+        }
+        if !indexes.is_empty() {
+            let rows: Vec<String> = (0..indexes.len())
+                .map(|i| format!("($1, $2, ${}, ${}, $3)", 4 + 2 * i, 5 + 2 * i))
+                .collect();
+            let mut params = vec![tenant, collection, id];
+            params.extend(index_values(indexes));
+            statements.push(Statement::new(
+                format!(
+                    "INSERT INTO doc_index (tenant, collection, index_name, key, doc_id) \
+                     VALUES {} ON CONFLICT DO NOTHING",
+                    rows.join(", ")
+                ),
+                params,
                 &[],
-            ),
+            ));
+        }
+        Ok(statements)
+    }
+
+    /// Takes the document's current entry of a counted index off its count, unless the entry
+    /// stays under the same `head` (then the count is not touched, so that updates of one
+    /// document do not contend for the count's row).
+    fn uncount_statement(&self, counted: &Counted, id: &str, head: Option<&[u8]>) -> Statement {
+        let mut params = vec![
+            self.tenant_value(),
+            text_value(counted.collection),
+            text_value(counted.index),
+            text_value(id),
         ];
-        statements.extend(indexes.iter().map(|index| {
-            Statement::new(
-                "INSERT INTO doc_index (tenant, collection, index_name, key, doc_id) \
-                 VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING"
-                    .to_owned(),
-                vec![
-                    self.tenant_value(),
-                    text_value(collection),
-                    text_value(&index.name),
-                    Value::Blob(keys::encode(&index.parts)),
-                    text_value(id),
-                ],
-                &[],
-            )
-        }));
-        statements
+        let mut sql = format!(
+            "UPDATE index_counts SET n = n - 1 \
+             WHERE tenant = $1 AND collection = $2 AND index_name = $3 AND prefix IN \
+                 (SELECT {head} FROM doc_index \
+                  WHERE tenant = $1 AND collection = $2 AND index_name = $3 AND doc_id = $4)",
+            head = head_sql(counted),
+        );
+        if let Some(head) = head {
+            params.push(Value::Blob(head.to_vec()));
+            sql.push_str(" AND prefix <> $5");
+        }
+        Statement::new(sql, params, &[])
+    }
+
+    /// Adds the document's new entry of a counted index to the count of its `head`, unless
+    /// the document already has an entry there.
+    fn count_statement(&self, counted: &Counted, id: &str, head: Vec<u8>) -> Statement {
+        Statement::new(
+            format!(
+                "INSERT INTO index_counts (tenant, collection, index_name, prefix, n) \
+                 SELECT $1, $2, $3, $4, 1 WHERE NOT EXISTS \
+                     (SELECT 1 FROM doc_index WHERE tenant = $1 AND collection = $2 \
+                      AND index_name = $3 AND doc_id = $5 AND {head} = $4) \
+                 ON CONFLICT (tenant, collection, index_name, prefix) \
+                 DO UPDATE SET n = index_counts.n + 1",
+                head = head_sql(counted),
+            ),
+            vec![
+                self.tenant_value(),
+                text_value(counted.collection),
+                text_value(counted.index),
+                Value::Blob(head),
+                text_value(id),
+            ],
+            &[],
+        )
     }
 
     /// Writes records in bulk (demo data, catalogue import), whatever is there, and moves the
@@ -328,7 +447,10 @@ impl Scope {
                 ONE_INT,
             );
             let indexes: Vec<Index> = record.indexes.iter().map(Index::from).collect();
-            statements.extend(self.put_statements(write, record.collection, &record.id, &indexes));
+            match self.put_statements(write, record.collection, &record.id, &indexes, false) {
+                Ok(more) => statements.extend(more),
+                Err(e) => return Plan::refuse(e),
+            }
         }
         for (sequence, id) in sequence_advances(records) {
             statements.push(self.advance_statement(sequence, id));
@@ -359,14 +481,40 @@ impl Scope {
                 ));
             }
         };
-        let statement = Statement::new(sql.to_owned(), params, &[Column::Text]);
-        Plan::new(vec![statement], move |results| {
-            let deleted = results.first().is_some_and(|rows| !rows.is_empty());
+        // The counts of the document's counted entries are taken off first, while the entries
+        // are there: after the document's row is locked and its revision checked by a write
+        // that changes nothing, so a delete that then fails its condition cannot have counted.
+        let mut statements = Vec::new();
+        let mut counted = collections::COUNTED
+            .iter()
+            .filter(|c| c.collection == collection)
+            .peekable();
+        if counted.peek().is_some() {
+            statements.push(Statement::new(
+                sql.replacen(
+                    "DELETE FROM documents",
+                    "UPDATE documents SET revision = revision",
+                    1,
+                ),
+                params.clone(),
+                &[Column::Text],
+            ));
+            statements.extend(counted.map(|c| self.uncount_statement(c, id, None)));
+        }
+        statements.push(Statement::new(sql.to_owned(), params, &[Column::Text]));
+        let plan = Plan::new(statements, move |results| {
+            let deleted = results.last().is_some_and(|rows| !rows.is_empty());
             match expected {
                 Expect::Revision(_) if !deleted => Err(StoreError::Conflict),
                 _ => Ok(()),
             }
-        })
+        });
+        match expected {
+            Expect::Revision(_) => {
+                plan.guard_first(|rows| rows.is_empty().then_some(StoreError::Conflict))
+            }
+            _ => plan,
+        }
     }
 
     /// The rows of a scan in index order: `columns` of `doc_index i`, joined to `documents d`
@@ -433,8 +581,30 @@ impl Scope {
         })
     }
 
-    /// The number of index entries in a range.
+    /// The number of index entries in a range: one row read when the range is a prefix the
+    /// store keeps counted ([`collections::COUNTED`]), else counted entry by entry.
     pub fn count(&self, range: &Range) -> Plan<u64> {
+        let kept = range.keys.as_prefix().and_then(|prefix| {
+            let counted = collections::counted(&range.collection, &range.index, prefix.len())?;
+            counted_head(counted, prefix).ok()
+        });
+        if let Some(head) = kept {
+            let statement = Statement::new(
+                "SELECT COALESCE((SELECT n FROM index_counts \
+                 WHERE tenant = $1 AND collection = $2 AND index_name = $3 AND prefix = $4), 0)"
+                    .to_owned(),
+                vec![
+                    self.tenant_value(),
+                    text_value(&range.collection),
+                    text_value(&range.index),
+                    Value::Blob(head),
+                ],
+                ONE_INT,
+            );
+            return Plan::new(vec![statement], |results| {
+                Ok(u64::try_from(first_int(&results)?).unwrap_or_default())
+            });
+        }
         let (lo, hi) = range.interval();
         let statement = Statement::new(
             "SELECT COUNT(*) FROM doc_index \

@@ -579,3 +579,97 @@ async fn concurrent_claims_share_the_queue() {
     })
     .await;
 }
+
+/// A bookings-like document in the counted indexes: `id` (whole index) and `status` (by its
+/// first part).
+async fn put_counted(tx: &mut super::documents::DocTransaction, id: i64, status: i64) {
+    let indexes = [
+        index("id", vec![KeyPart::Int(id)]),
+        index("status", vec![KeyPart::Int(status), KeyPart::Int(id)]),
+    ];
+    tx.put("bookings", &id.to_string(), "{}", &indexes, Expect::Any)
+        .await
+        .unwrap();
+}
+
+/// What the kept counts say, and what counting the entries says, for the whole `id` index and
+/// each status: the second through ranges that are not prefixes, so they are counted.
+async fn counted_and_recounted(
+    store: &Storage,
+    tenant: &str,
+) -> (Vec<(i64, u64)>, Vec<(i64, u64)>) {
+    let mut tx = store.begin(tenant, Mode::ReadOnly).await.unwrap();
+    let in_index = |index: &str, lower, upper| Range {
+        collection: "bookings".to_owned(),
+        index: index.to_owned(),
+        keys: KeyRange { lower, upper },
+    };
+    let mut kept = vec![(-1, tx.count(&in_index("id", None, None)).await.unwrap())];
+    let mut counted = vec![(
+        -1,
+        tx.count(&in_index(
+            "id",
+            Some(Bound::Inclusive(vec![KeyPart::Int(i64::MIN)])),
+            None,
+        ))
+        .await
+        .unwrap(),
+    )];
+    for status in 0..4 {
+        let head = vec![KeyPart::Int(status)];
+        let prefix = in_index(
+            "status",
+            Some(Bound::Inclusive(head.clone())),
+            Some(Bound::Inclusive(head)),
+        );
+        kept.push((status, tx.count(&prefix).await.unwrap()));
+        let range = in_index(
+            "status",
+            Some(Bound::Inclusive(vec![KeyPart::Int(status)])),
+            Some(Bound::Exclusive(vec![KeyPart::Int(status + 1)])),
+        );
+        counted.push((status, tx.count(&range).await.unwrap()));
+    }
+    (kept, counted)
+}
+
+#[tokio::test]
+async fn kept_counts_follow_every_write_and_rollback() {
+    on_each_backend(async |backend, store| {
+        let mut tx = store.begin("a", Mode::ReadWrite).await.unwrap();
+        for id in 1..=6 {
+            put_counted(&mut tx, id, id % 3).await;
+        }
+        tx.commit().await.unwrap();
+        let mut tx = store.begin("a", Mode::ReadWrite).await.unwrap();
+        put_counted(&mut tx, 1, 2).await; // a status change
+        put_counted(&mut tx, 2, 2).await; // the same status again
+        tx.delete("bookings", "3", Expect::Revision(1))
+            .await
+            .unwrap();
+        let stale = tx.delete("bookings", "4", Expect::Revision(7)).await;
+        assert!(matches!(stale, Err(Error::Store(StoreError::Conflict))));
+        tx.commit().await.unwrap();
+        let mut rolled_back = store.begin("a", Mode::ReadWrite).await.unwrap();
+        put_counted(&mut rolled_back, 7, 1).await;
+        put_counted(&mut rolled_back, 5, 0).await;
+        drop(rolled_back);
+
+        let (kept, counted) = counted_and_recounted(store, "a").await;
+        assert_eq!(kept, counted, "{backend}");
+        assert_eq!(kept, [(-1, 5), (0, 1), (1, 1), (2, 3), (3, 0)], "{backend}");
+        let (other, _) = counted_and_recounted(store, "b").await;
+        assert_eq!(other[0], (-1, 0), "{backend}: counts are per tenant");
+
+        let mut tx = store.begin("a", Mode::ReadWrite).await.unwrap();
+        let text_status = [index("status", vec![KeyPart::Text("open".into())])];
+        let refused = tx
+            .put("bookings", "9", "{}", &text_status, Expect::Any)
+            .await;
+        assert!(
+            matches!(refused, Err(Error::Store(StoreError::Invalid(_)))),
+            "{backend}: a counted part must have a fixed width"
+        );
+    })
+    .await;
+}

@@ -332,3 +332,50 @@ fn booking_comments_by_booking_and_sequence() {
         )]
     );
 }
+
+#[cfg(feature = "demo")]
+#[test]
+fn counted_indexes_hold_one_fixed_width_entry_per_document() {
+    let demo = crate::demo::demo_tenant(chrono::Utc::now()).unwrap();
+    let mut seen = std::collections::BTreeSet::new();
+    for record in &demo.records {
+        for counted in COUNTED.iter().filter(|c| c.collection == record.collection) {
+            let entries: Vec<&IndexKey> = record
+                .indexes
+                .iter()
+                .filter(|index| index.name == counted.index)
+                .collect();
+            assert!(entries.len() <= 1, "{counted:?} in {}", record.id);
+            for entry in entries {
+                let head = entry.parts.get(..counted.depth).expect("deep enough");
+                assert!(
+                    head.iter()
+                        .all(|part| matches!(part, KeyPart::Int(_) | KeyPart::Time(_))),
+                    "{counted:?}: {head:?}"
+                );
+                seen.insert((counted.collection, counted.index));
+            }
+        }
+    }
+    assert_eq!(
+        seen.len(),
+        COUNTED.len(),
+        "every counted index has demo entries"
+    );
+}
+
+#[test]
+fn prefix_ranges_are_recognised_as_prefixes() {
+    let status = vec![KeyPart::Int(5)];
+    assert_eq!(KeyRange::all().as_prefix(), Some(&[][..]));
+    assert_eq!(
+        KeyRange::prefix(status.clone()).as_prefix(),
+        Some(&status[..])
+    );
+    let open_above = KeyRange {
+        lower: Some(Bound::Inclusive(status.clone())),
+        upper: None,
+    };
+    assert_eq!(open_above.as_prefix(), None);
+    assert_eq!(bookings::updated_after(Utc::now()).as_prefix(), None);
+}
