@@ -100,6 +100,10 @@ enum TenantCommand {
         /// tariffs) and bookings in every status.
         #[arg(long)]
         demo: bool,
+        /// With --demo: that many more bookings, closed or canceled over the ten years
+        /// before the demo's (a tenant with a long history, for benchmarks).
+        #[arg(long, value_name = "N", requires = "demo", default_value_t = 0)]
+        bookings: usize,
     },
     /// Enable or disable a tenant (a disabled tenant answers 404 to everything).
     Update {
@@ -213,9 +217,11 @@ impl Cli {
         let storage = Storage::open(&config.database_url).await?;
         match self.command {
             Command::Serve(_) => run_server(config, storage).await,
-            Command::Tenant(TenantCommand::Create { slug, demo }) => {
-                create_tenant(&storage, &slug, demo).await
-            }
+            Command::Tenant(TenantCommand::Create {
+                slug,
+                demo,
+                bookings,
+            }) => create_tenant(&storage, &slug, demo.then_some(bookings)).await,
             Command::Tenant(TenantCommand::Update { slug, enabled }) => {
                 Ok(storage.set_tenant_enabled(&slug, enabled).await?)
             }
@@ -423,7 +429,9 @@ fn read_stdin_line() -> anyhow::Result<String> {
     Ok(line.trim_end_matches(['\r', '\n']).to_owned())
 }
 
-async fn create_tenant(storage: &Storage, slug: &str, with_demo: bool) -> anyhow::Result<()> {
+/// Creates a tenant and its signing key; with `demo`, the demo tenant and that many past
+/// bookings.
+async fn create_tenant(storage: &Storage, slug: &str, demo: Option<usize>) -> anyhow::Result<()> {
     anyhow::ensure!(
         tenancy::is_valid_slug(slug),
         "invalid tenant slug {slug:?}: use [a-z0-9][a-z0-9-]{{0,62}}"
@@ -432,21 +440,57 @@ async fn create_tenant(storage: &Storage, slug: &str, with_demo: bool) -> anyhow
     storage
         .set_secret(slug, auth::SIGNING_KEY_SECRET, &auth::new_signing_key())
         .await?;
-    if with_demo {
-        let demo = rental_domain::demo::demo_tenant(chrono::Utc::now())?;
-        for (key, value) in &demo.settings {
-            storage.set_setting(slug, key, value).await?;
-        }
-        storage.put_records(slug, &demo.records).await?;
-        println!(
-            "created tenant {slug} with {} demo records",
-            demo.records.len()
-        );
-    } else {
+    let Some(past) = demo else {
         println!("created tenant {slug}");
+        return Ok(());
+    };
+    let demo = rental_domain::demo::demo_tenant(chrono::Utc::now())?;
+    for (key, value) in &demo.settings {
+        storage.set_setting(slug, key, value).await?;
+    }
+    storage.put_records(slug, &demo.records).await?;
+    println!(
+        "created tenant {slug} with {} demo records",
+        demo.records.len()
+    );
+    if past > 0 {
+        load_past_bookings(storage, slug, demo.past_bookings(past)?).await?;
     }
     Ok(())
 }
+
+/// Past bookings written in transactions of [`PAST_BOOKINGS_BATCH`], with progress on
+/// standard error.
+async fn load_past_bookings(
+    storage: &Storage,
+    slug: &str,
+    past: rental_domain::demo::PastBookings,
+) -> anyhow::Result<()> {
+    let started = std::time::Instant::now();
+    let total = past.len();
+    let mut batch = Vec::with_capacity(PAST_BOOKINGS_BATCH);
+    let mut written = 0;
+    for record in past {
+        batch.push(record?);
+        if batch.len() == PAST_BOOKINGS_BATCH || written + batch.len() == total {
+            storage.put_records(slug, &batch).await?;
+            written += batch.len();
+            batch.clear();
+            if written % (PAST_BOOKINGS_BATCH * 100) == 0 || written == total {
+                eprintln!(
+                    "{written} of {total} past bookings written ({:.0} s)",
+                    started.elapsed().as_secs_f64()
+                );
+            }
+        }
+    }
+    println!("added {total} past bookings to {slug}");
+    Ok(())
+}
+
+/// Past bookings per transaction: large enough that commits do not dominate, small enough
+/// that a transaction stays a few megabytes.
+const PAST_BOOKINGS_BATCH: usize = 1_000;
 
 /// Stops a background task when the server stops.
 struct AbortOnDrop(tokio::task::JoinHandle<()>);

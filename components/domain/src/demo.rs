@@ -23,6 +23,7 @@
 mod bookings;
 mod customers;
 mod fleet;
+mod history;
 #[cfg(test)]
 mod tests;
 
@@ -39,6 +40,8 @@ use crate::error::ApiError;
 use crate::models::{Additional, Booking, Car, Category, Model, Tariff};
 use crate::pricing::{self, PricingSettings};
 use crate::store::{Record, Stored};
+
+pub use history::PastBookings;
 
 /// The demo tenant: its settings and every document to write.
 #[derive(Debug, Clone, PartialEq)]

@@ -475,3 +475,36 @@ fn rates_the_creation_does_not_compute_are_zero_as_through_the_api() {
         assert_eq!(booking.extra_hour_rate, Decimal::ZERO, "{}", booking.id);
     }
 }
+
+#[test]
+fn past_bookings_come_before_the_demo_with_ids_after_it() {
+    let tenant = demo_tenant(now()).unwrap();
+    let demo = demo();
+    let last_id = demo.bookings.iter().map(|b| b.id).max().unwrap();
+    let earliest = demo.bookings.iter().map(|b| b.from_date).min().unwrap();
+    let past: Vec<Booking> = tenant
+        .past_bookings(1_000)
+        .unwrap()
+        .map(|record| serde_json::from_str(&record.unwrap().body).unwrap())
+        .collect();
+    assert_eq!(past.len(), 1_000);
+    let ids: BTreeSet<i64> = past.iter().map(|b| b.id).collect();
+    assert_eq!(ids, (last_id + 1..=last_id + 1_000).collect());
+    for booking in &past {
+        assert!(
+            matches!(
+                booking.current_status,
+                BookingStatus::Closed | BookingStatus::Canceled
+            ),
+            "{}: holds no capacity",
+            booking.id
+        );
+        assert_eq!(booking.code, Some(format!("DEMO-{:06}", booking.id)));
+        assert!(booking.to_date < earliest, "{}", booking.id);
+        assert!(booking.from_date < booking.to_date);
+        assert!(booking.updated_on.is_none_or(|updated| updated < earliest));
+    }
+    let span = past.iter().map(|b| b.to_date).max().unwrap()
+        - past.iter().map(|b| b.to_date).min().unwrap();
+    assert!(span.num_days() > 3_000, "spread over years: {span}");
+}
