@@ -22,3 +22,9 @@ INSERT INTO index_counts (tenant, collection, index_name, prefix, n)
 SELECT tenant, collection, index_name, substr(key, 1, 9), COUNT(*) FROM doc_index
 WHERE collection = 'bookings' AND index_name = 'status'
 GROUP BY tenant, collection, index_name, substr(key, 1, 9);
+
+-- The writes look up a document's entries of one index (its counted entry, its entries to
+-- keep): by document and index name, not through the primary key, which would walk every
+-- entry of that index.
+DROP INDEX doc_index_by_doc;
+CREATE INDEX doc_index_by_doc ON doc_index (tenant, collection, doc_id, index_name, key);
