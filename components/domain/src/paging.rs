@@ -19,9 +19,10 @@ use std::collections::HashMap;
 use chrono::{DateTime, FixedOffset, Utc};
 use chrono_tz::Tz;
 
+use crate::collections;
 use crate::dates::{self, CloseDateRange, FROM_DATE, TO_DATE};
 use crate::error::ApiError;
-use crate::models::PagedResult;
+use crate::models::{Booking, BookingDescription, PagedResult};
 use crate::status::BookingStatus;
 use crate::store::{Bound, KeyPart, KeyRange};
 
@@ -264,6 +265,42 @@ impl BookingListQuery {
         })
     }
 
+    /// What the list without `updatedSince` reads from the `id` index (or `status`, prefixed
+    /// by the status filter): the prefix every matching booking's key starts with, whose
+    /// count is `Total`, and the range of the page, from the cursor.
+    pub fn index_reads(&self) -> ListReads {
+        let (index, prefix) = match self.status {
+            Some(status) => (
+                collections::bookings::BY_STATUS,
+                vec![KeyPart::Int(status.code().into())],
+            ),
+            None => (collections::bookings::BY_ID, Vec::new()),
+        };
+        ListReads {
+            index,
+            matching: KeyRange::prefix(prefix.clone()),
+            page: self.cursor.range(prefix),
+            descending: self.cursor.descending(),
+        }
+    }
+
+    /// The page of the booking list: the descriptions of `bookings` (in page order), with
+    /// `Total`.
+    pub fn page<'a>(
+        &self,
+        total: i64,
+        bookings: impl IntoIterator<Item = &'a Booking>,
+    ) -> PagedResult<BookingDescription> {
+        let descriptions = bookings.into_iter().map(BookingDescription::from).collect();
+        PagedResult::by_cursor(
+            self.cursor,
+            self.limit,
+            total,
+            descriptions,
+            |description| description.id,
+        )
+    }
+
     /// Whether a booking passes the filters and lies after the cursor.
     pub fn admits(
         &self,
@@ -278,6 +315,18 @@ impl BookingListQuery {
         };
         status_ok && updated_ok && self.cursor.admits(id)
     }
+}
+
+/// The reads of one page of the booking list without `updatedSince`
+/// ([`BookingListQuery::index_reads`]), all in one index of the bookings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListReads {
+    pub index: &'static str,
+    /// Every booking that passes the filters: its count is `Total`.
+    pub matching: KeyRange,
+    /// The page's range, from the cursor, read in the cursor's direction.
+    pub page: KeyRange,
+    pub descending: bool,
 }
 
 /// The query of `GET /api/bookings/closed`, read and normalised.

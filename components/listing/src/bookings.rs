@@ -10,13 +10,13 @@
 //! range's keys, ordered by Id, then the page's documents.
 
 use chrono::{DateTime, Utc};
-use rental_domain::collections::bookings::{self, BY_CLOSED, BY_ID, BY_STATUS, BY_UPDATED};
+use rental_domain::collections::bookings::{self, BY_CLOSED, BY_UPDATED};
 use rental_domain::{
     Booking, BookingDescription, BookingListQuery, BookingStatus, CloseDateRange, ClosedListQuery,
     IdCursor, KeyPart, PagedResult,
 };
 use rental_guest::context;
-use rental_guest::store::{Document, Entry, Mode, Range, Scan, Transaction};
+use rental_guest::store::{Entry, Mode, Range, Scan, Transaction};
 use rental_guest::{Error, Request, Response, json, retry_on_conflict};
 
 use crate::page::{self, page_by_id, store_limit, store_skip};
@@ -41,22 +41,20 @@ fn list_by_index(
 ) -> Result<PagedResult<BookingDescription>, Error> {
     let (matching, page) = index_plan(query);
     let total = page::total(tx.count(&matching)?);
-    Ok(described(query, total, &tx.scan(&page)?))
+    let bookings = tx.scan(&page)?;
+    Ok(query.page(total, bookings.iter().map(|document| &document.value)))
 }
 
-/// What the booking list without `updatedSince` reads: the range of every booking that
-/// matches the filters (for `Total`) and the scan of the page from the cursor.
+/// What the booking list without `updatedSince` reads ([`BookingListQuery::index_reads`]):
+/// the range of every booking that matches the filters (for `Total`) and the scan of the page
+/// from the cursor.
 fn index_plan(query: &BookingListQuery) -> (Range<Booking>, Scan<Booking>) {
-    let (index, prefix) = match query.status {
-        Some(status) => (BY_STATUS, vec![KeyPart::Int(status.code().into())]),
-        None => (BY_ID, Vec::new()),
-    };
-    let matching = Range::prefix(index, prefix.clone());
-    let page = Range::new(index, query.cursor.range(prefix))
+    let reads = query.index_reads();
+    let page = Range::new(reads.index, reads.page)
         .scan()
-        .descending(query.cursor.descending())
+        .descending(reads.descending)
         .limit(store_limit(query.limit));
-    (matching, page)
+    (Range::new(reads.index, reads.matching), page)
 }
 
 /// The booking list with `updatedSince`: the keys of every booking updated strictly after it,
@@ -71,27 +69,8 @@ fn list_updated(
         bookings::updated_after(since),
     ))?;
     let (total, ids) = select_updated(query, &entries)?;
-    Ok(described(query, total, &tx.get_many::<Booking>(&ids)?))
-}
-
-/// The page of the booking list after the id cursor: the descriptions of `bookings`, with
-/// `Total`.
-fn described(
-    query: &BookingListQuery,
-    total: i64,
-    bookings: &[Document<Booking>],
-) -> PagedResult<BookingDescription> {
-    let descriptions = bookings
-        .iter()
-        .map(|document| BookingDescription::from(&document.value))
-        .collect();
-    PagedResult::by_cursor(
-        query.cursor,
-        query.limit,
-        total,
-        descriptions,
-        |description| description.id,
-    )
+    let bookings = tx.get_many::<Booking>(&ids)?;
+    Ok(query.page(total, bookings.iter().map(|document| &document.value)))
 }
 
 /// From the `updated` entries after `updatedSince`: `Total` (every entry that passes the

@@ -1,4 +1,5 @@
 use chrono::{NaiveDate, TimeZone};
+use rental_domain::collections::bookings::{BY_ID, BY_STATUS};
 use rental_domain::{Bound, KeyRange, Page};
 
 use super::*;
