@@ -111,6 +111,13 @@ pub struct Peer {
     _log_dir: tempfile::TempDir,
 }
 
+/// The benchmarks' native reference server on a [`TestApp`]'s database; stopped when
+/// dropped.
+pub struct Reference {
+    pub addr: SocketAddr,
+    _child: Child,
+}
+
 /// Options for starting a server.
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -239,6 +246,38 @@ impl TestApp {
             child: started.child,
             options,
         })
+    }
+
+    /// Starts the benchmarks' native reference server (`benches/reference`) on this server's
+    /// database; stopped when dropped.
+    pub async fn start_reference(&self) -> Reference {
+        let mut child = Command::new(profile_dir().join("rentald-reference"))
+            .arg("--database-url")
+            .arg(&self.database_url)
+            .arg("--listen")
+            .arg("127.0.0.1:0")
+            .stdout(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("starting rentald-reference (built by ./dev test)");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let mut lines = BufReader::new(stdout).lines();
+        let addr = tokio::time::timeout(Duration::from_secs(60), async {
+            while let Some(line) = lines.next_line().await.ok()? {
+                if let Some(addr) = line.strip_prefix("listening on http://") {
+                    return addr.parse::<SocketAddr>().ok();
+                }
+            }
+            None
+        })
+        .await
+        .ok()
+        .flatten()
+        .expect("rentald-reference did not start");
+        Reference {
+            addr,
+            _child: child,
+        }
     }
 
     /// Starts a second host on this server's database, with the same options.

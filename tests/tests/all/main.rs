@@ -12,6 +12,7 @@ mod dev;
 mod front;
 mod listing;
 mod observability;
+mod reference;
 mod sandbox;
 mod selfcheckin;
 mod spin;

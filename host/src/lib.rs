@@ -1,0 +1,23 @@
+//! `rentald`: the car-rental platform host, as a library for its binary (`main.rs`) and for
+//! the benchmarks' native reference server (`benches/reference`), which reads the same
+//! database through [`storage`].
+
+mod apidocs;
+mod app;
+mod auth;
+mod bindings;
+mod capabilities;
+mod catalog;
+pub mod cli;
+mod config;
+mod metrics;
+mod probes;
+mod queue;
+mod response;
+mod routes;
+mod runtime;
+mod server;
+pub mod storage;
+mod telemetry;
+mod tenancy;
+mod tls;
