@@ -484,6 +484,7 @@ async fn load_past_bookings(
             }
         }
     }
+    storage.refresh_statistics().await?;
     println!("added {total} past bookings to {slug}");
     Ok(())
 }

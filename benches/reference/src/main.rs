@@ -99,7 +99,14 @@ async fn answer(storage: &Storage, request: &Request<Incoming>) -> Response<Full
     if query.updated_since.is_some() {
         return empty(StatusCode::NOT_FOUND);
     }
-    match list(storage, tenant, &query).await {
+    // The reads run in a task of their own, as rentald's guests do: a client that hangs up
+    // must not drop them halfway through a transaction.
+    let (storage, tenant) = (storage.clone(), tenant.to_owned());
+    let listed = tokio::spawn(async move { list(&storage, &tenant, &query).await }).await;
+    match listed
+        .map_err(anyhow::Error::from)
+        .and_then(|listed| listed)
+    {
         Ok(body) => {
             let mut response = Response::new(Full::new(Bytes::from(body)));
             response.headers_mut().insert(
