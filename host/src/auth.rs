@@ -3,7 +3,8 @@
 //! Tokens are HS256 JWTs signed with a key of the tenant's own (secret `jwt.signing_key`,
 //! created with the tenant), carrying the tenant as a claim. On each call the token must verify
 //! with the host's tenant key, name the host's tenant, be unexpired, and its user must still be
-//! enabled for API use.
+//! enabled for API use. The key and the user come from the tenant's cached entry, so a
+//! rotated key or a disabled user is in effect within one component poll (`storage::cache`).
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -17,6 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::runtime::Caller;
 use crate::storage::Storage;
+use crate::storage::cache::CachedTenant;
 use crate::storage::tenants::ApiUser;
 
 /// Lifetime of an access token, as the interface gives it.
@@ -43,14 +45,17 @@ pub fn new_signing_key() -> String {
 }
 
 /// The tenant's signing key, decoded; `None` when it has none.
-async fn signing_key(storage: &Storage, tenant: &str) -> Result<Option<Vec<u8>>, AuthError> {
+async fn signing_key(
+    storage: &Storage,
+    tenant: &CachedTenant,
+) -> Result<Option<Vec<u8>>, AuthError> {
     storage
-        .secret(tenant, SIGNING_KEY_SECRET)
+        .cached_secret(tenant, SIGNING_KEY_SECRET)
         .await?
         .map(|encoded| {
             base64::engine::general_purpose::STANDARD
                 .decode(encoded)
-                .map_err(|_| AuthError::SigningKey(tenant.to_owned()))
+                .map_err(|_| AuthError::SigningKey(tenant.tenant.slug.clone()))
         })
         .transpose()
 }
@@ -238,9 +243,10 @@ impl Throttle {
 pub async fn issue_token(
     storage: &Storage,
     throttle: &Throttle,
-    tenant: &str,
+    cached: &CachedTenant,
     request: TokenRequest,
 ) -> Result<String, AuthError> {
+    let tenant = cached.tenant.slug.as_str();
     let (Some(grant), Some(id), Some(secret)) =
         (request.grant_type, request.client_id, request.client_secret)
     else {
@@ -273,7 +279,7 @@ pub async fn issue_token(
     };
     throttle.succeed(&key);
 
-    let signing = signing_key(storage, tenant)
+    let signing = signing_key(storage, cached)
         .await?
         .ok_or_else(|| AuthError::SigningKey(tenant.to_owned()))?;
     let now = chrono::Utc::now().timestamp();
@@ -295,7 +301,7 @@ pub async fn issue_token(
 /// Checks a bearer token for the host's tenant and an endpoint's permission.
 pub async fn authorize(
     storage: &Storage,
-    tenant: &str,
+    cached: &CachedTenant,
     authorization: Option<&str>,
     permission: &str,
 ) -> Result<Caller, AuthError> {
@@ -308,7 +314,7 @@ pub async fn authorize(
         });
     };
     let invalid = AuthError::Unauthenticated { token_sent: true };
-    let Some(signing) = signing_key(storage, tenant).await? else {
+    let Some(signing) = signing_key(storage, cached).await? else {
         return Err(invalid);
     };
     let mut validation = Validation::new(Algorithm::HS256);
@@ -324,16 +330,16 @@ pub async fn authorize(
     let Ok(user_id) = claims.sub.parse::<i64>() else {
         return Err(invalid);
     };
-    if claims.tenant != tenant {
+    if claims.tenant != cached.tenant.slug {
         return Err(invalid);
     }
-    let Some(user) = storage.user_by_id(tenant, user_id).await? else {
+    let Some(user) = storage.cached_user(cached, user_id).await? else {
         return Err(invalid);
     };
-    permitted(user, permission)
+    permitted(&user, permission)
 }
 
-fn permitted(user: ApiUser, permission: &str) -> Result<Caller, AuthError> {
+fn permitted(user: &ApiUser, permission: &str) -> Result<Caller, AuthError> {
     let allowed =
         user.enabled && user.api_enabled && user.permissions.iter().any(|p| p == permission);
     if !allowed {
@@ -341,8 +347,8 @@ fn permitted(user: ApiUser, permission: &str) -> Result<Caller, AuthError> {
     }
     Ok(Caller {
         user_id: user.id,
-        user_name: user.name,
-        permissions: user.permissions,
+        user_name: user.name.clone(),
+        permissions: user.permissions.clone(),
     })
 }
 

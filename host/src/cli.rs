@@ -512,6 +512,10 @@ async fn run_server(config: Config, storage: Storage) -> anyhow::Result<()> {
         .refresh_components(&storage)
         .await
         .context("reading the tenants' components")?;
+    storage
+        .refresh_tenants()
+        .await
+        .context("reading the tenants' changes")?;
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
         .with_context(|| format!("listening on {}", config.listen))?;
@@ -558,6 +562,10 @@ async fn run_server(config: Config, storage: Storage) -> anyhow::Result<()> {
         queue::Policy::new(config.queue_poll, config.limits.deadline),
     ));
     let _stop_consumer = AbortOnDrop(consumer);
+    let (tenants, poll) = (app.storage.clone(), config.component_poll);
+    let _stop_tenants = AbortOnDrop(tokio::spawn(async move {
+        tenants.follow_tenant_changes(poll).await;
+    }));
     let components = app.clone();
     let _stop_components = AbortOnDrop(tokio::spawn(async move {
         components

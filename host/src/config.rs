@@ -188,8 +188,8 @@ options! {
         ))]
         queue_poll_ms: Option<u64>,
         #[arg(long, env = "RENTALD_COMPONENT_POLL_MS", value_name = "MS", help = with_default(
-            "How often the database is asked whether a tenant's components changed, in \
-             milliseconds",
+            "How often the database is asked whether a tenant's components, or the tenant, its \
+             users, settings or secrets, changed, in milliseconds",
             Self::COMPONENT_POLL_MS,
         ))]
         component_poll_ms: Option<u64>,

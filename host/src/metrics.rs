@@ -77,6 +77,7 @@ pub struct Metrics {
     outcomes: Family<OutcomeLabels, Counter>,
     queue_depth: Family<QueueLabels, Gauge>,
     components_loaded: Gauge,
+    tenant_generation: Gauge,
     /// Held from refreshing the queue depth to encoding it, so that two scrapes at once never
     /// see each other's half-refreshed gauges.
     scrape: Mutex<()>,
@@ -140,6 +141,13 @@ impl Metrics {
             "Compiled components held in memory now (loaded on first use, dropped when idle)",
             components_loaded.clone(),
         );
+        let tenant_generation = Gauge::default();
+        registry.register(
+            "tenant_generation",
+            "The generation of tenant changes (tenants, settings, secrets, users) the cached \
+             tenants reflect: hosts sharing a database agree once each has polled",
+            tenant_generation.clone(),
+        );
         registry.register(
             "build",
             "The running rentald",
@@ -154,6 +162,7 @@ impl Metrics {
             outcomes,
             queue_depth,
             components_loaded,
+            tenant_generation,
             scrape: Mutex::new(()),
         }
     }
@@ -197,11 +206,13 @@ impl Metrics {
     }
 
     /// The exposition, with the queue depth just read (`None` when it could not be read: the
-    /// gauge is then left empty rather than stale) and the number of components in memory.
+    /// gauge is then left empty rather than stale), the number of components in memory and the
+    /// tenant generation.
     pub fn encode(
         &self,
         queue: Option<&[QueueDepth]>,
         components_loaded: usize,
+        tenant_generation: i64,
     ) -> Result<String, std::fmt::Error> {
         let _turn = self
             .scrape
@@ -218,6 +229,7 @@ impl Metrics {
         }
         self.components_loaded
             .set(i64::try_from(components_loaded).unwrap_or(i64::MAX));
+        self.tenant_generation.set(tenant_generation);
         let mut text = String::new();
         prometheus_client::encoding::text::encode(&mut text, &self.registry)?;
         Ok(text)
@@ -246,7 +258,7 @@ mod tests {
             status: "pending".to_owned(),
             messages: 2,
         }];
-        let text = metrics.encode(Some(&depth), 3).unwrap();
+        let text = metrics.encode(Some(&depth), 3, 7).unwrap();
         for line in [
             r#"rentald_http_requests_total{tenant="acme",endpoint="GET /api/cars",status="200"} 1"#,
             r#"rentald_http_request_duration_seconds_count{endpoint="GET /api/cars"} 1"#,
@@ -255,6 +267,7 @@ mod tests {
             r#"rentald_component_outcomes_total{component="listing",outcome="timeout"} 1"#,
             r#"rentald_queue_depth{tenant="acme",status="pending"} 2"#,
             "rentald_components_loaded 3",
+            "rentald_tenant_generation 7",
         ] {
             assert!(text.lines().any(|l| l == line), "{line} in\n{text}");
         }
@@ -262,7 +275,7 @@ mod tests {
             "rentald_build_info{{version=\"{}\"}} 1",
             env!("CARGO_PKG_VERSION")
         )));
-        let text = metrics.encode(None, 0).unwrap();
+        let text = metrics.encode(None, 0, 0).unwrap();
         assert!(
             !text.contains("rentald_queue_depth{"),
             "no stale depth:\n{text}"

@@ -94,10 +94,11 @@ async fn answer(app: &App, path: &str) -> Response<Body> {
             None
         }
     };
-    match app
-        .metrics
-        .encode(queue.as_deref(), app.runtime.component_stats().loaded)
-    {
+    match app.metrics.encode(
+        queue.as_deref(),
+        app.runtime.component_stats().loaded,
+        app.storage.tenant_generation(),
+    ) {
         Ok(text) => {
             let mut response = Response::new(Body::from(text));
             response

@@ -149,8 +149,8 @@ async fn deliver(app: &App, policy: &Policy, component: Component, message: Clai
 
 /// Runs the consumer component on one message.
 async fn invoke(app: &App, component: Component, message: &Claimed) -> Settle {
-    let tenant = match app.storage.tenant(&message.tenant).await {
-        Ok(Some(tenant)) if tenant.enabled => Arc::new(tenant),
+    let tenant = match app.storage.cached_tenant(&message.tenant).await {
+        Ok(Some(cached)) if cached.tenant.enabled => cached.tenant.clone(),
         Ok(Some(_)) => return Settle::Retry("the tenant is disabled".to_owned()),
         Ok(None) => return Settle::Dead("the tenant does not exist".to_owned()),
         Err(e) => return Settle::Retry(format!("reading the tenant: {e}")),

@@ -24,6 +24,7 @@ use crate::probes;
 use crate::response::{Body, empty, json};
 use crate::routes::{self, Access, Matched};
 use crate::runtime::{Outcome, RequestContext};
+use crate::storage::cache::CachedTenant;
 use crate::storage::tenants::Tenant;
 use crate::tenancy::{self, HostError};
 use crate::tls;
@@ -216,8 +217,8 @@ impl App {
                 return empty(StatusCode::BAD_REQUEST);
             }
         };
-        let tenant = match self.storage.tenant(&slug).await {
-            Ok(Some(tenant)) if tenant.enabled => Arc::new(tenant),
+        let cached = match self.storage.cached_tenant(&slug).await {
+            Ok(Some(cached)) if cached.tenant.enabled => cached,
             Ok(_) => return empty(StatusCode::NOT_FOUND),
             Err(e) => {
                 tracing::error!(error = %e, "reading the tenant");
@@ -225,11 +226,12 @@ impl App {
             }
         };
         served.set_tenant(&slug);
+        let tenant = cached.tenant.clone();
 
         if request.uri().path() == routes::TOKEN_PATH {
             return if request.method() == Method::POST {
                 served.set_endpoint(format!("{} {}", Method::POST, routes::TOKEN_PATH), None);
-                self.token(request, &tenant).await
+                self.token(request, &cached).await
             } else {
                 let mut response = empty(StatusCode::METHOD_NOT_ALLOWED);
                 response
@@ -272,7 +274,7 @@ impl App {
                     .headers()
                     .get(AUTHORIZATION)
                     .and_then(|h| h.to_str().ok());
-                match auth::authorize(&self.storage, &slug, authorization, permission).await {
+                match auth::authorize(&self.storage, &cached, authorization, permission).await {
                     Ok(caller) => Some(caller),
                     Err(error) => return auth_failure(&tenant, host.unwrap_or_default(), error),
                 }
@@ -376,7 +378,8 @@ impl App {
         )
     }
 
-    async fn token(&self, request: Request<Incoming>, tenant: &Tenant) -> Response<Body> {
+    async fn token(&self, request: Request<Incoming>, cached: &CachedTenant) -> Response<Body> {
+        let tenant = &cached.tenant;
         let authorization = request
             .headers()
             .get(AUTHORIZATION)
@@ -387,9 +390,7 @@ impl App {
             Err(_) => return auth_failure(tenant, "", AuthError::InvalidRequest),
         };
         let issued = match TokenRequest::parse(&form, authorization.as_deref()) {
-            Ok(parsed) => {
-                auth::issue_token(&self.storage, &self.throttle, &tenant.slug, parsed).await
-            }
+            Ok(parsed) => auth::issue_token(&self.storage, &self.throttle, cached, parsed).await,
             Err(e) => Err(e),
         };
         match issued {

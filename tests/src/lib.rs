@@ -127,6 +127,9 @@ pub struct Options {
     pub request_timeout_ms: u64,
     /// The queue consumer's idle poll interval.
     pub queue_poll_ms: u64,
+    /// `--component-poll-ms`: how soon the server sees components installed and tenants
+    /// changed by the CLI.
+    pub component_poll_ms: u64,
     /// Serve TLS with these certificates; `None`: plain HTTP (`--plain-http`).
     pub tls: Option<Tls>,
     /// `RUST_LOG` of the server.
@@ -142,6 +145,7 @@ impl Options {
             components_dir: None,
             request_timeout_ms: 5_000,
             queue_poll_ms: 50,
+            component_poll_ms: 50,
             tls: None,
             log_filter: "warn".to_owned(),
             json_logs: false,
@@ -367,8 +371,46 @@ impl TestApp {
         request.send().await.expect("POST")
     }
 
-    /// Runs an operator command against this server's database.
+    /// Runs an operator command against this server's database. After one that changes a
+    /// tenant's admin data (tenant, user, secret, setting), waits until the server has polled
+    /// the change, as a client would after `--component-poll-ms`.
     pub async fn cli(&self, args: &[&str], stdin: Option<&str>) -> std::process::Output {
+        let output = self.run_cli(args, stdin).await;
+        let admin = matches!(
+            args.first().copied(),
+            Some("tenant" | "user" | "secret" | "setting")
+        );
+        if admin && output.status.success() {
+            self.await_tenant_changes().await;
+        }
+        output
+    }
+
+    /// Waits (up to 30 s) until the server's cached tenants reflect every change committed so
+    /// far: its `rentald_tenant_generation` has reached the database's.
+    async fn await_tenant_changes(&self) {
+        let committed = self
+            .sql_count("SELECT value FROM tenant_generation WHERE id = 1")
+            .await;
+        let started = std::time::Instant::now();
+        loop {
+            let (_, metrics) = self.metrics_get("/metrics").await;
+            let seen = metrics
+                .lines()
+                .find_map(|line| line.strip_prefix("rentald_tenant_generation "))
+                .and_then(|value| value.trim().parse::<i64>().ok());
+            if seen.is_some_and(|seen| seen >= committed) {
+                return;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "the server did not reach tenant generation {committed} (at {seen:?})"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    async fn run_cli(&self, args: &[&str], stdin: Option<&str>) -> std::process::Output {
         let mut child = Command::new(rentald_bin())
             .arg("--database-url")
             .arg(&self.database_url)
@@ -658,6 +700,8 @@ async fn start_server(database_url: &str, data_dir: &Path, options: &Options) ->
         .arg(options.request_timeout_ms.to_string())
         .arg("--queue-poll-ms")
         .arg(options.queue_poll_ms.to_string())
+        .arg("--component-poll-ms")
+        .arg(options.component_poll_ms.to_string())
         .args(transport_args(options.tls.as_ref()))
         .arg("--metrics-listen")
         .arg("127.0.0.1:0")

@@ -6,6 +6,7 @@
 //! locking). Every table is keyed by tenant, and every function here takes the tenant as an
 //! argument: nothing reads across tenants except the operator's own tools.
 
+pub mod cache;
 pub mod components;
 pub mod documents;
 pub mod queue;
@@ -134,6 +135,8 @@ pub struct Storage {
     /// before `BEGIN IMMEDIATE`, rather than in SQLite's busy handler, which polls with
     /// growing sleeps and turns contention into second-long tails.
     writer: Arc<tokio::sync::Mutex<()>>,
+    /// What the request path reads of the tenants, kept in memory (see [`cache`]).
+    tenant_cache: Arc<cache::TenantCache>,
 }
 
 impl Storage {
@@ -201,6 +204,7 @@ impl Storage {
             pool,
             backend,
             writer: Arc::default(),
+            tenant_cache: Arc::default(),
         })
     }
 

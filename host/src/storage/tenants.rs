@@ -1,10 +1,12 @@
 //! Tenants, API users, settings and secrets: what the operator CLI writes and the request path
-//! reads.
+//! reads. Every write records the change for the hosts that keep tenants in memory
+//! ([`super::cache`]), in its own transaction, and drops this process's entry once committed.
 
 use std::collections::HashMap;
 
 use sqlx::Row as _;
 
+use super::cache::record_change;
 use super::{Error, Result, Storage, now_micros, read_rows};
 
 #[derive(Debug, Clone)]
@@ -30,34 +32,51 @@ fn flag(value: bool) -> i64 {
 
 impl Storage {
     pub async fn create_tenant(&self, slug: &str) -> Result<()> {
+        let mut tx = self.pool().begin().await?;
         let inserted = sqlx::query(
             "INSERT INTO tenants (slug, enabled, created_at) VALUES ($1, 1, $2) \
              ON CONFLICT DO NOTHING",
         )
         .bind(slug)
         .bind(now_micros())
-        .execute(self.pool())
+        .execute(&mut *tx)
         .await?;
         if inserted.rows_affected() == 0 {
             return Err(Error::TenantExists(slug.to_owned()));
         }
+        // Hosts may remember that the slug did not exist.
+        self.commit_change(tx, slug).await
+    }
+
+    /// Records the change of `tenant`'s admin data, commits, and drops the tenant from this
+    /// process's cache.
+    async fn commit_change(
+        &self,
+        mut tx: sqlx::Transaction<'_, sqlx::Any>,
+        tenant: &str,
+    ) -> Result<()> {
+        record_change(&mut tx, tenant).await?;
+        tx.commit().await?;
+        self.tenant_cache.invalidate([tenant]);
         Ok(())
     }
 
     /// Enables or disables a tenant; a disabled tenant answers 404 to everything.
     pub async fn set_tenant_enabled(&self, slug: &str, enabled: bool) -> Result<()> {
+        let mut tx = self.pool().begin().await?;
         let updated = sqlx::query("UPDATE tenants SET enabled = $2 WHERE slug = $1")
             .bind(slug)
             .bind(flag(enabled))
-            .execute(self.pool())
+            .execute(&mut *tx)
             .await?;
         if updated.rows_affected() == 0 {
             return Err(Error::NoSuchTenant(slug.to_owned()));
         }
-        Ok(())
+        self.commit_change(tx, slug).await
     }
 
-    /// The tenant with its settings, or `None` when it does not exist.
+    /// The tenant with its settings, or `None` when it does not exist, read from the database
+    /// (the request path reads [`Storage::cached_tenant`]).
     pub async fn tenant(&self, slug: &str) -> Result<Option<Tenant>> {
         let Some(row) = sqlx::query("SELECT enabled FROM tenants WHERE slug = $1")
             .bind(slug)
@@ -120,13 +139,14 @@ impl Storage {
         value: &str,
     ) -> Result<()> {
         self.require_tenant(tenant).await?;
+        let mut tx = self.pool().begin().await?;
         sqlx::query(statement)
             .bind(tenant)
             .bind(name)
             .bind(value)
-            .execute(self.pool())
+            .execute(&mut *tx)
             .await?;
-        Ok(())
+        self.commit_change(tx, tenant).await
     }
 
     pub async fn secret(&self, tenant: &str, name: &str) -> Result<Option<String>> {
@@ -172,7 +192,8 @@ impl Storage {
         if inserted.rows_affected() == 0 {
             return Err(Error::UserExists(name.to_owned()));
         }
-        tx.commit().await?;
+        // Hosts may remember that a token's user id did not exist.
+        self.commit_change(tx, tenant).await?;
         Ok(id)
     }
 
@@ -184,6 +205,7 @@ impl Storage {
         enabled: bool,
         api_enabled: bool,
     ) -> Result<()> {
+        let mut tx = self.pool().begin().await?;
         let updated = sqlx::query(
             "UPDATE api_users SET enabled = $3, api_enabled = $4 WHERE tenant = $1 AND name = $2",
         )
@@ -191,7 +213,7 @@ impl Storage {
         .bind(name)
         .bind(flag(enabled))
         .bind(flag(api_enabled))
-        .execute(self.pool())
+        .execute(&mut *tx)
         .await?;
         if updated.rows_affected() != 1 {
             return Err(Error::NoSuchUser {
@@ -199,7 +221,7 @@ impl Storage {
                 name: name.to_owned(),
             });
         }
-        Ok(())
+        self.commit_change(tx, tenant).await
     }
 
     pub async fn user_by_name(&self, tenant: &str, name: &str) -> Result<Option<ApiUser>> {

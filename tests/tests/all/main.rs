@@ -6,6 +6,7 @@ mod apidocs;
 mod auth;
 mod booking;
 mod catalog;
+mod changes;
 mod cli;
 mod components;
 mod dev;

@@ -187,6 +187,11 @@ on_both_backends! {
             sample(&samples, "rentald_components_loaded", &[]),
             Some(2.0)
         );
+        // Three changes polled: the tenant, its signing key, its user.
+        assert_eq!(
+            sample(&samples, "rentald_tenant_generation", &[]),
+            Some(3.0)
+        );
         assert_eq!(
             sample(
                 &samples,
