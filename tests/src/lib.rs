@@ -467,6 +467,25 @@ impl TestApp {
         self.cli_ok(&args, Some(&format!("{PASSWORD}\n"))).await;
     }
 
+    /// `rentald user update` of `tenant`'s user `name`: whether it may log in at all and
+    /// through the API.
+    pub async fn update_user(&self, tenant: &str, name: &str, enabled: bool, api_enabled: bool) {
+        let (enabled, api_enabled) = (enabled.to_string(), api_enabled.to_string());
+        let args = [
+            "user",
+            "update",
+            "--tenant",
+            tenant,
+            "--name",
+            name,
+            "--enabled",
+            &enabled,
+            "--api-enabled",
+            &api_enabled,
+        ];
+        self.cli_ok(&args, None).await;
+    }
+
     /// A tenant with a user holding every permission, and that user's token.
     pub async fn tenant_with_token(&self, slug: &str, demo: bool) -> String {
         self.create_tenant(slug, demo).await;

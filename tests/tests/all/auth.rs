@@ -19,27 +19,6 @@ async fn acme_with_reader(user: &str) -> TestApp {
     app
 }
 
-/// `rentald user update` of the acme user `name`: whether it may log in at all and through
-/// the API.
-async fn enable(app: &TestApp, name: &str, enabled: bool, api_enabled: bool) {
-    app.cli_ok(
-        &[
-            "user",
-            "update",
-            "--tenant",
-            "acme",
-            "--name",
-            name,
-            "--enabled",
-            &enabled.to_string(),
-            "--api-enabled",
-            &api_enabled.to_string(),
-        ],
-        None,
-    )
-    .await;
-}
-
 /// `GET /api/cars` of acme with no token at all.
 async fn cars_without_token(app: &TestApp) -> reqwest::Response {
     app.client
@@ -101,8 +80,8 @@ async fn token_errors_follow_rfc_6749() {
     app.create_user("acme", "gone", &["bookings:read"]).await;
     app.create_user("acme", "web-only", &["bookings:read"])
         .await;
-    enable(&app, "gone", false, true).await;
-    enable(&app, "web-only", true, false).await;
+    app.update_user("acme", "gone", false, true).await;
+    app.update_user("acme", "web-only", true, false).await;
 
     let missing = app
         .token_response(
@@ -297,7 +276,7 @@ async fn missing_permission_or_disabled_user_gets_403_without_body() {
     assert_eq!(response.status(), 403);
     assert!(response.bytes().await.unwrap().is_empty());
 
-    enable(&app, "reader", false, true).await;
+    app.update_user("acme", "reader", false, true).await;
     let response = app.get("acme", "/api/bookings/list", &token).await;
     assert_eq!(
         response.status(),

@@ -6,26 +6,6 @@
 use rentald_tests::{PASSWORD, TestApp, on_both_backends};
 use serde_json::Value;
 
-/// `rentald user update` of an acme user.
-async fn set_user(app: &TestApp, name: &str, enabled: bool) {
-    app.cli_ok(
-        &[
-            "user",
-            "update",
-            "--tenant",
-            "acme",
-            "--name",
-            name,
-            "--enabled",
-            &enabled.to_string(),
-            "--api-enabled",
-            "true",
-        ],
-        None,
-    )
-    .await;
-}
-
 /// The error message of the closed-bookings list asked without its dates, in `language` or,
 /// with `None`, in the tenant's default.
 async fn closed_list_message(app: &TestApp, token: &str, language: Option<&str>) -> String {
@@ -59,10 +39,10 @@ on_both_backends! {
             "the user is not read on every request"
         );
 
-        set_user(&app, "reader", false).await;
+        app.update_user("acme", "reader", false, true).await;
         let refused = app.get("acme", "/api/bookings/list", &token).await;
         assert_eq!(refused.status(), 403, "a user disabled since the token was issued");
-        set_user(&app, "reader", true).await;
+        app.update_user("acme", "reader", true, true).await;
         assert_eq!(app.get("acme", "/api/bookings/list", &token).await.status(), 200);
     }
 

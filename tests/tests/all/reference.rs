@@ -2,7 +2,7 @@
 //! same bytes as `rentald`, so that the ratio `scripts/bench` reports between them compares
 //! the same work.
 
-use rentald_tests::{TestApp, on_both_backends};
+use rentald_tests::on_both_backends;
 
 const TENANT: &str = "demo";
 
