@@ -2,6 +2,7 @@
 //! server. Its request handling is `server.rs`'s.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::apidocs::ApiDocs;
 use crate::auth::Throttle;
@@ -18,4 +19,20 @@ pub struct App {
     pub metrics: Arc<Metrics>,
     /// `/openapi.json` and `/docs`.
     pub api_docs: ApiDocs,
+}
+
+impl App {
+    /// Follows the database's change signals every `poll`, forever: the tenants' components
+    /// (dropping those idle for `idle`) and the tenants' admin data, in one poll, so that both
+    /// kinds of change take effect within the same interval. While the database cannot be
+    /// read, what is in memory stays as it was.
+    pub async fn follow_changes(&self, poll: Duration, idle: Duration) {
+        loop {
+            tokio::time::sleep(poll).await;
+            self.runtime.maintain_components(&self.storage, idle).await;
+            if let Err(e) = self.storage.refresh_tenants().await {
+                tracing::warn!(error = %e, "refreshing the cached tenants");
+            }
+        }
+    }
 }

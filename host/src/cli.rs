@@ -562,19 +562,10 @@ async fn run_server(config: Config, storage: Storage) -> anyhow::Result<()> {
         queue::Policy::new(config.queue_poll, config.limits.deadline),
     ));
     let _stop_consumer = AbortOnDrop(consumer);
-    let (tenants, poll) = (app.storage.clone(), config.component_poll);
-    let _stop_tenants = AbortOnDrop(tokio::spawn(async move {
-        tenants.follow_tenant_changes(poll).await;
-    }));
-    let components = app.clone();
-    let _stop_components = AbortOnDrop(tokio::spawn(async move {
-        components
-            .runtime
-            .maintain_components(
-                &components.storage,
-                config.component_poll,
-                config.component_idle,
-            )
+    let follower = app.clone();
+    let _stop_following = AbortOnDrop(tokio::spawn(async move {
+        follower
+            .follow_changes(config.component_poll, config.component_idle)
             .await;
     }));
     tokio::select! {

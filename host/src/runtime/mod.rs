@@ -302,23 +302,20 @@ impl Runtime {
         Ok(())
     }
 
-    /// Refreshes the assignments every `poll` and drops components idle for `idle`, forever.
-    pub async fn maintain_components(&self, storage: &Storage, poll: Duration, idle: Duration) {
-        loop {
-            tokio::time::sleep(poll).await;
-            if let Err(e) = self.refresh_components(storage).await {
-                tracing::warn!(error = %format!("{e:#}"), "refreshing the component assignments");
-            }
-            let evicted = self.registry.evict_idle(idle);
-            if evicted > 0 {
-                let stats = self.component_stats();
-                tracing::info!(
-                    evicted,
-                    loaded = stats.loaded,
-                    evictions = stats.evictions,
-                    "idle components dropped"
-                );
-            }
+    /// One round of upkeep: refreshes the assignments and drops components idle for `idle`.
+    pub async fn maintain_components(&self, storage: &Storage, idle: Duration) {
+        if let Err(e) = self.refresh_components(storage).await {
+            tracing::warn!(error = %format!("{e:#}"), "refreshing the component assignments");
+        }
+        let evicted = self.registry.evict_idle(idle);
+        if evicted > 0 {
+            let stats = self.component_stats();
+            tracing::info!(
+                evicted,
+                loaded = stats.loaded,
+                evictions = stats.evictions,
+                "idle components dropped"
+            );
         }
     }
 

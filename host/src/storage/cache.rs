@@ -17,7 +17,6 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
-use std::time::Duration;
 
 use sqlx::Row as _;
 
@@ -241,17 +240,6 @@ impl Storage {
         let changed: Vec<String> = read_rows(&rows, |row| row.try_get(0))?;
         self.tenant_cache.apply(&changed, current);
         Ok(())
-    }
-
-    /// Refreshes the cached tenants every `poll` (the component poll), forever. While the
-    /// database cannot be read, the entries stay as they were.
-    pub async fn follow_tenant_changes(&self, poll: Duration) {
-        loop {
-            tokio::time::sleep(poll).await;
-            if let Err(e) = self.refresh_tenants().await {
-                tracing::warn!(error = %e, "refreshing the cached tenants");
-            }
-        }
     }
 }
 
