@@ -103,8 +103,8 @@ pub struct BookingRequest {
     #[serde(deserialize_with = "json::nullable")]
     pub rate_plan: Option<Option<Value>>,
     pub is_customer_over25: Option<bool>,
-    /// Optimistic version (a string; an integer is accepted too).
-    #[serde(deserialize_with = "json::text_or_integer")]
+    /// Optimistic version (a string; a number is accepted too).
+    #[serde(deserialize_with = "json::text_or_number")]
     pub version: Option<String>,
     /// True: answer with the full Booking; otherwise the BookingCreationResponse.
     pub full_response: Option<bool>,
@@ -131,6 +131,7 @@ pub struct IdRef {
 pub struct PlaceRef {
     pub id: Option<i64>,
     /// The customer's own address at the place (the place must accept custom addresses).
+    #[serde(deserialize_with = "json::null_as_default")]
     pub is_custom_address: bool,
     pub address: Option<String>,
     pub city: Option<String>,
@@ -140,6 +141,7 @@ pub struct PlaceRef {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "PascalCase", default)]
 pub struct AdditionalRef {
+    #[serde(deserialize_with = "json::null_as_default")]
     pub additional: IdRef,
     /// Units; 1 when absent.
     pub quantity: Option<i64>,

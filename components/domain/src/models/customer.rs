@@ -10,6 +10,7 @@ use crate::json;
 #[serde(rename_all = "PascalCase", default)]
 pub struct Customer {
     /// Tenant-wide customer number.
+    #[serde(deserialize_with = "json::null_as_default")]
     pub id: i64,
     /// Unique identifier of the customer across systems (a UUID).
     pub global_id: Option<String>,
@@ -35,7 +36,9 @@ pub struct Customer {
     pub birth_country: Option<String>,
     pub birth_state: Option<String>,
     pub age: Option<i64>,
+    #[serde(deserialize_with = "json::null_as_default")]
     pub credit_cards: Vec<CreditCard>,
+    #[serde(deserialize_with = "json::null_as_default")]
     pub memberships: Vec<Membership>,
     pub driver_licence_number: Option<String>,
     pub driver_licence_country: Option<String>,
@@ -54,12 +57,18 @@ pub struct Customer {
     pub document_id_issuance_country: Option<String>,
     pub fiscal_condition_id: Option<i64>,
     pub notes: Option<String>,
+    #[serde(deserialize_with = "json::null_as_default")]
     pub is_company: bool,
+    #[serde(deserialize_with = "json::null_as_default")]
     pub is_agency: bool,
+    #[serde(deserialize_with = "json::null_as_default")]
     pub is_provider: bool,
+    #[serde(deserialize_with = "json::null_as_default")]
     pub is_hotel: bool,
+    #[serde(deserialize_with = "json::null_as_default")]
     pub has_web_login: bool,
     /// Codes of the commercial agreements the customer may use.
+    #[serde(deserialize_with = "json::null_as_default")]
     pub commercial_agreements: Vec<String>,
     #[serde(rename = "IATACode")]
     pub iata_code: Option<String>,
@@ -91,6 +100,7 @@ pub struct CreditCard {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "PascalCase", default)]
 pub struct Membership {
+    #[serde(deserialize_with = "json::null_as_default")]
     pub id: i64,
     /// Programme kind (values not shown by the interface).
     pub membership_type: Option<i64>,
@@ -98,6 +108,8 @@ pub struct Membership {
     pub number: Option<String>,
     #[serde(with = "json::option_date_time")]
     pub expiration_date: Option<DateTime<FixedOffset>>,
+    #[serde(deserialize_with = "json::null_as_default")]
     pub used_in_booking: bool,
+    #[serde(deserialize_with = "json::null_as_default")]
     pub booking_brand_ids: Vec<i64>,
 }

@@ -465,3 +465,38 @@ fn paged_result_writes_every_field() {
         json!({"Offset": 0, "Limit": 30, "Total": 1, "Results": [{"Id": 1}], "NextOffset": 1})
     );
 }
+
+/// Every field of `model`'s JSON form, one at a time, sent as `null`: read exactly as the same
+/// object without that field (interface.md 2: a field can be null unless said otherwise).
+fn null_is_absent<T>(model: &T)
+where
+    T: Serialize + serde::de::DeserializeOwned + PartialEq + std::fmt::Debug,
+{
+    let full = serde_json::to_value(model).unwrap();
+    let fields = full.as_object().unwrap();
+    assert!(!fields.is_empty());
+    for name in fields.keys() {
+        let mut with_null = full.clone();
+        with_null[name] = Value::Null;
+        let mut without = full.clone();
+        without.as_object_mut().unwrap().remove(name);
+        let read: T = crate::json::parse_body(with_null.to_string().as_bytes())
+            .unwrap_or_else(|error| panic!("{name}: null refused: {error:?}"));
+        let absent: T = crate::json::parse_body(without.to_string().as_bytes()).unwrap();
+        assert_eq!(read, absent, "{name}: null differs from absent");
+    }
+}
+
+#[test]
+fn null_means_not_given_in_every_field_of_the_request_models() {
+    let customer: Customer = serde_json::from_value(json!({
+        "Id": 3, "Name": "Ana", "IsCompany": true, "HasWebLogin": true,
+        "CreditCards": [{"Type": "VISA", "Number": "4111111111111234"}],
+        "Memberships": [{"Id": 2, "UsedInBooking": true, "BookingBrandIds": [1]}],
+        "CommercialAgreements": ["AGENCIAS-10"]
+    }))
+    .unwrap();
+    null_is_absent(&customer);
+    null_is_absent(&customer.credit_cards[0]);
+    null_is_absent(&customer.memberships[0]);
+}
