@@ -10,6 +10,7 @@ use http::{HeaderValue, Method, Request, Response, StatusCode};
 use http_body_util::{BodyExt as _, Full, Limited};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo};
+use rental_domain::query::QueryParams;
 use rental_domain::{ApiError, ErrorCode, ErrorResponse, Language};
 use rental_platform::{CORRELATION_HEADER, Component as PlatformComponent};
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -475,9 +476,10 @@ fn bearer_challenge(tenant: &Tenant, host: &str, token_sent: bool) -> Response<B
     response
 }
 
-/// The first value of a query parameter, percent-decoded.
+/// The value of the query parameter `name`, under the rule every component reads its own
+/// parameters by ([`rental_domain::query`]).
 fn query_param(query: Option<&str>, name: &str) -> Option<String> {
-    url::form_urlencoded::parse(query?.as_bytes())
-        .find(|(key, _)| key == name)
-        .map(|(_, value)| value.into_owned())
+    QueryParams::collect(url::form_urlencoded::parse(query?.as_bytes()))
+        .value(name)
+        .map(str::to_owned)
 }

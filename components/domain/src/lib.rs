@@ -10,6 +10,8 @@
 //! - [`i18n`] holds [`Language`] and the English, Spanish and Portuguese messages;
 //! - [`status`] holds [`BookingStatus`];
 //! - [`paging`] holds limits, offsets, the booking list's id cursor and the lists' queries;
+//! - [`query`] holds the one rule for reading query parameters (last occurrence, empty is
+//!   absent);
 //! - [`dates`] holds lenient date-time parsing, tenant time zones and the close-date range;
 //! - [`payments`] holds the bank payments' queue message, the crediting rule and the
 //!   settlement question to a bank with the reading of its answer;
@@ -35,6 +37,7 @@ pub mod models;
 pub mod paging;
 pub mod payments;
 pub mod pricing;
+pub mod query;
 pub mod selfcheckin;
 pub mod status;
 pub mod store;

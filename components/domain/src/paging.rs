@@ -14,7 +14,6 @@
 //! [`parse_bool`] and [`parse_date_time`], which answer [`ErrorCode::ModelNotValid`](crate::ErrorCode::ModelNotValid) naming
 //! the parameter; [`BookingListQuery`] and [`ClosedListQuery`] read a whole query string.
 
-use std::collections::HashMap;
 
 use chrono::{DateTime, FixedOffset, Utc};
 use chrono_tz::Tz;
@@ -23,6 +22,7 @@ use crate::collections;
 use crate::dates::{self, CloseDateRange, FROM_DATE, TO_DATE};
 use crate::error::ApiError;
 use crate::models::{Booking, BookingDescription, PagedResult};
+use crate::query::QueryParams;
 use crate::status::BookingStatus;
 use crate::store::{Bound, KeyPart, KeyRange};
 
@@ -88,7 +88,7 @@ impl Page {
         K: AsRef<str>,
         V: AsRef<str>,
     {
-        Params::collect(params).page()
+        page(&QueryParams::collect(params))
     }
 }
 
@@ -251,7 +251,7 @@ impl BookingListQuery {
         K: AsRef<str>,
         V: AsRef<str>,
     {
-        let params = Params::collect(params);
+        let params = QueryParams::collect(params);
         Ok(Self {
             status: params.get(STATUS, parse_status)?,
             cursor: IdCursor::new(
@@ -353,55 +353,22 @@ impl ClosedListQuery {
         K: AsRef<str>,
         V: AsRef<str>,
     {
-        let params = Params::collect(params);
+        let params = QueryParams::collect(params);
         Ok(Self {
             range: CloseDateRange::parse(params.value(FROM_DATE), params.value(TO_DATE), tz)?,
-            page: params.page()?,
+            page: page(&params)?,
             ascending: params.get(SORT_DIRECTION_ASC, parse_bool)?.unwrap_or(true),
             by_close_date: params.get(SORT_BY_CLOSE_DATE, parse_bool)?.unwrap_or(false),
         })
     }
 }
 
-/// A query string's pairs by name: the last value of each name, empty values dropped.
-struct Params(HashMap<String, String>);
-
-impl Params {
-    fn collect<K, V>(pairs: impl IntoIterator<Item = (K, V)>) -> Self
-    where
-        K: AsRef<str>,
-        V: AsRef<str>,
-    {
-        let mut values = HashMap::new();
-        for (name, value) in pairs {
-            let (name, value) = (name.as_ref(), value.as_ref());
-            if value.trim().is_empty() {
-                values.remove(name);
-            } else {
-                values.insert(name.to_owned(), value.to_owned());
-            }
-        }
-        Self(values)
-    }
-
-    fn value(&self, name: &str) -> Option<&str> {
-        self.0.get(name).map(String::as_str)
-    }
-
-    fn get<T>(
-        &self,
-        name: &str,
-        parse: impl Fn(&str, &str) -> Result<T, ApiError>,
-    ) -> Result<Option<T>, ApiError> {
-        self.value(name).map(|value| parse(name, value)).transpose()
-    }
-
-    fn page(&self) -> Result<Page, ApiError> {
-        Ok(Page::new(
-            self.get(OFFSET, parse_int)?,
-            self.get(LIMIT, parse_int)?,
-        ))
-    }
+/// The `offset` and `limit` of a skip-count list.
+fn page(params: &QueryParams) -> Result<Page, ApiError> {
+    Ok(Page::new(
+        params.get(OFFSET, parse_int)?,
+        params.get(LIMIT, parse_int)?,
+    ))
 }
 
 #[cfg(test)]

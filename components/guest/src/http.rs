@@ -52,13 +52,16 @@ impl Request {
         }
     }
 
-    /// The value of the query parameter `name` (names are case-sensitive). When the name
-    /// repeats, the last value wins, as in the domain's query parsers.
+    /// The value of the query parameter `name`, under the platform's one rule
+    /// ([`rental_domain::query`]): names are case-sensitive, the last occurrence decides and
+    /// an empty value is absent.
     pub fn query(&self, name: &str) -> Option<&str> {
-        self.query
-            .iter()
-            .rfind(|(key, _)| key == name)
-            .map(|(_, value)| value.as_str())
+        rental_domain::query::value(
+            self.query
+                .iter()
+                .map(|(key, value)| (key.as_str(), value.as_str())),
+            name,
+        )
     }
 
     /// The first value of the header `name` (case-insensitive), when it is valid UTF-8.
@@ -344,7 +347,7 @@ mod tests {
             Some("2024-01-01T10:00:00+02:00")
         );
         assert_eq!(request.query("x"), Some("a b"));
-        assert_eq!(request.query("flag"), Some(""));
+        assert_eq!(request.query("flag"), None, "empty is absent");
         assert_eq!(request.query("Status"), None, "names are case-sensitive");
     }
 
