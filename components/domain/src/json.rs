@@ -50,22 +50,33 @@ where
     Option::<T>::deserialize(deserializer).map(Some)
 }
 
-/// A text that clients may send as a JSON string or a JSON integer (a booking's `Version`);
-/// `null` when absent. Use with `#[serde(default, deserialize_with = ...)]`.
-pub fn text_or_integer<'de, D: Deserializer<'de>>(
+/// A field that is not optional in the model but, like every field of the interface, may be
+/// sent as `null` (interface.md 2: "Unless said otherwise, a field can be null"): `null` reads
+/// as the field's default, exactly as if the field were left out. Use with
+/// `#[serde(deserialize_with = "rental_domain::json::null_as_default")]` on a field of a
+/// `#[serde(default)]` struct (lists, flags, ids, nested objects).
+pub fn null_as_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de> + Default,
+{
+    Option::<T>::deserialize(deserializer).map(Option::unwrap_or_default)
+}
+
+/// A text that clients may send as a JSON string or a JSON number (a booking's `Version`),
+/// a number kept as written (`1.50` stays `1.50`); `null` when absent. Use with
+/// `#[serde(default, deserialize_with = ...)]`.
+pub fn text_or_number<'de, D: Deserializer<'de>>(
     deserializer: D,
 ) -> Result<Option<String>, D::Error> {
     // An untagged enum cannot read numbers under serde_json's `arbitrary_precision` (see
-    // `crate::models`), so go through a `Value`.
+    // `crate::models`), so go through a `Value`, which keeps a number's text.
     let value = Option::<serde_json::Value>::deserialize(deserializer)?;
     match value {
         None => Ok(None),
         Some(serde_json::Value::String(text)) => Ok(Some(text)),
-        Some(serde_json::Value::Number(number)) => number
-            .as_i64()
-            .map(|integer| Some(integer.to_string()))
-            .ok_or_else(|| serde::de::Error::custom("expected a string or an integer")),
-        Some(_) => Err(serde::de::Error::custom("expected a string or an integer")),
+        Some(serde_json::Value::Number(number)) => Ok(Some(number.to_string())),
+        Some(_) => Err(serde::de::Error::custom("expected a string or a number")),
     }
 }
 

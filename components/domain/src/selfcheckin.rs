@@ -42,8 +42,8 @@ pub mod fields {
 pub struct SelfCheckinRequest {
     /// The booking checked in; required.
     pub booking_id: Option<i64>,
-    /// Optimistic version, with the booking update's rule (a string; an integer is accepted).
-    #[serde(deserialize_with = "json::text_or_integer")]
+    /// Optimistic version, with the booking update's rule (a string; a number is accepted).
+    #[serde(deserialize_with = "json::text_or_number")]
     pub version: Option<String>,
     /// The main driver: the booking's customer; required.
     pub main_driver: Option<MainDriver>,

@@ -1,6 +1,8 @@
 //! The status and version rules of an update (interface.md section 3 and 4.5 rules 4 and 5,
 //! contract.md "Update rules we make stricter").
 
+use rust_decimal::Decimal;
+
 use crate::error::{ApiError, ErrorCode};
 use crate::models::Booking;
 use crate::status::BookingStatus;
@@ -48,22 +50,39 @@ pub fn status_after_update(stored: &Booking, is_quotation: Option<bool>) -> Book
     }
 }
 
-/// The version rule: when both the `stored` and the `incoming` Version are integers, an
-/// incoming one that is not greater is [`ErrorCode::BookingVersionError`] and a greater one
-/// becomes the stored Version; otherwise there is no check and the stored Version is kept.
-/// Returns the Version to store.
+/// The version rule: when both the `stored` and the `incoming` Version are numbers
+/// ([`numeric_version`]), compared as decimals, an incoming one that is not greater is
+/// [`ErrorCode::BookingVersionError`] and a greater one becomes the stored Version, as sent
+/// (trimmed); otherwise there is no check and the stored Version is kept. Returns the Version
+/// to store.
 pub fn next_version(
     stored: Option<&str>,
     incoming: Option<&str>,
 ) -> Result<Option<String>, ApiError> {
-    let number = |version: Option<&str>| version.and_then(|v| v.trim().parse::<i64>().ok());
-    match (number(stored), number(incoming)) {
+    match (
+        stored.and_then(numeric_version),
+        incoming.and_then(numeric_version),
+    ) {
         (Some(stored), Some(incoming)) if incoming <= stored => {
             Err(ApiError::new(ErrorCode::BookingVersionError))
         }
-        (Some(_), Some(incoming)) => Ok(Some(incoming.to_string())),
+        (Some(_), Some(_)) => Ok(incoming.map(|text| text.trim().to_owned())),
         _ => Ok(stored.map(str::to_owned)),
     }
+}
+
+/// The value of a Version that is a plain decimal number (`2`, `1.5`, `-3`, ` 10 `): an
+/// optional sign, digits, and optionally a point followed by digits. Anything else (`v2`,
+/// `1e3`, `1.`, a number beyond [`Decimal`]'s range) is not numeric.
+pub fn numeric_version(version: &str) -> Option<Decimal> {
+    let text = version.trim();
+    let unsigned = text.strip_prefix(['-', '+']).unwrap_or(text);
+    let (whole, fraction) = unsigned.split_once('.').unwrap_or((unsigned, "0"));
+    let digits = |part: &str| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit());
+    if !(digits(whole) && digits(fraction)) {
+        return None;
+    }
+    Decimal::from_str_exact(text.strip_prefix('+').unwrap_or(text)).ok()
 }
 
 #[cfg(test)]
@@ -134,5 +153,25 @@ mod tests {
             Ok(Some("v2".to_owned()))
         );
         assert_eq!(next_version(None, Some("5")), Ok(None));
+    }
+
+    #[test]
+    fn versions_are_compared_as_decimal_numbers() {
+        let version_error = Err(ApiError::new(ErrorCode::BookingVersionError));
+        let applied = |text: &str| Ok(Some(text.to_owned()));
+        assert_eq!(next_version(Some("1"), Some("1.5")), applied("1.5"));
+        assert_eq!(next_version(Some("1.5"), Some("2")), applied("2"));
+        assert_eq!(next_version(Some("1.5"), Some("1.25")), version_error);
+        assert_eq!(next_version(Some("1.5"), Some("1.50")), version_error);
+        assert_eq!(next_version(Some("1.10"), Some("1.9")), applied("1.9"));
+        assert_eq!(next_version(Some("-1"), Some("0")), applied("0"));
+        assert_eq!(next_version(Some("2"), Some("+3")), applied("+3"));
+        // Not plain decimal numbers: no check, the stored Version is kept.
+        for text in ["1e3", "1.", ".5", "1.2.3", "0x10", "", " ", "1 000", "NaN"] {
+            assert_eq!(numeric_version(text), None, "{text:?}");
+            assert_eq!(next_version(Some("2"), Some(text)), applied("2"), "{text:?}");
+        }
+        assert_eq!(numeric_version("99999999999999999999999999999999"), None);
+        assert_eq!(numeric_version(" 1.50 "), Some(Decimal::new(150, 2)));
     }
 }
