@@ -11,7 +11,7 @@ use rental_domain::collections::{bookings, customers};
 use rental_domain::json::parse_body;
 use rental_domain::{Booking, Customer, ErrorCode, Model};
 use rental_guest::store::{Expect, Mode, Transaction};
-use rental_guest::{Error, Request, Response, json, random, retry_on_conflict};
+use rental_guest::{Error, Request, Response, context, json, random, retry_on_conflict};
 
 use crate::availability::hold;
 use crate::catalog;
@@ -78,7 +78,7 @@ fn create(
         &tx,
         &terms,
         &vehicle,
-        &body.additionals().unwrap_or_default(),
+        &body.additionals()?.unwrap_or_default(),
         body,
         &rules,
     )?;
@@ -146,10 +146,10 @@ pub fn price(request: &Request) -> Result<Response, Error> {
             &tx,
             &terms,
             &vehicle,
-            &body.additionals().unwrap_or_default(),
+            &body.additionals()?.unwrap_or_default(),
             &body,
             &rules,
         )
     })?;
-    Ok(json(200, &PriceResponse::from(quote)))
+    Ok(json(200, &PriceResponse::new(quote, context::language())))
 }

@@ -8,7 +8,7 @@ use rental_domain::booking::{changes, response};
 use rental_domain::json::parse_body;
 use rental_domain::{Booking, BranchOfficeDoc, Car};
 use rental_guest::store::{Document, Expect, Mode, Transaction};
-use rental_guest::{Error, Request, Response, json, retry_on_conflict};
+use rental_guest::{Error, Request, Response, context, json, retry_on_conflict};
 
 use crate::catalog;
 use crate::env::Env;
@@ -93,7 +93,7 @@ fn operate(
         tx.commit()?;
         Ok::<_, Error>(booking)
     })?;
-    Ok(json(200, &response::full(booking)))
+    Ok(json(200, &response::full(booking, context::language())))
 }
 
 /// The booking's car as the fleet has it now, when it has one that the fleet still knows.

@@ -4,7 +4,7 @@ use rental_domain::booking::response;
 use rental_domain::collections::booking_comments;
 use rental_domain::{Booking, BookingComment, KeyPart};
 use rental_guest::store::{Mode, Range, Transaction};
-use rental_guest::{Error, Response, json, retry_on_conflict};
+use rental_guest::{Error, Response, context, json, retry_on_conflict};
 
 /// `GET /api/booking/{id}`: the full booking; 404 with no body when the tenant has no booking
 /// with that Id (or the segment is no Id).
@@ -17,7 +17,7 @@ pub fn booking(id: &str) -> Result<Response, Error> {
         tx.get::<Booking>(&id.to_string())
     })?;
     Ok(match booking {
-        Some(document) => json(200, &response::full(document.value)),
+        Some(document) => json(200, &response::full(document.value, context::language())),
         None => Response::not_found(),
     })
 }

@@ -6,7 +6,7 @@ use rental_domain::booking::response::{self, BookingCreationResponse};
 use rental_domain::booking::terms::{self, Vehicle};
 use rental_domain::{ApiError, Booking, CustomerDoc, ErrorCode};
 use rental_guest::store::{Document, Transaction};
-use rental_guest::{Error, Response, comments, json};
+use rental_guest::{Error, Response, comments, context, json};
 
 use crate::availability::Held;
 use crate::catalog;
@@ -55,7 +55,7 @@ pub fn take(vehicle: &mut Vehicle, held: Held) {
 /// The booking (full or simplified) as the answer of a creation or an update.
 pub fn answer(booking: Booking, full: bool) -> Response {
     if full {
-        json(200, &response::full(booking))
+        json(200, &response::full(booking, context::language()))
     } else {
         json(200, &BookingCreationResponse::from(&booking))
     }

@@ -97,7 +97,7 @@ fn attempt(body: &BookingRequest, id: i64, env: &Env) -> Result<Outcome, Error> 
         &tx,
         &terms,
         &vehicle,
-        &additionals::requested_by_update(body.additionals(), &stored.additionals),
+        &additionals::requested_by_update(body.additionals()?, &stored.additionals),
         body,
         &rules,
     )?;

@@ -7,9 +7,11 @@
 //!
 //! The closed list reads the `closed` index (close date, then Id) between the first and last
 //! instants of the requested days: sorted by close date, one range scan; sorted by Id, the
-//! range's keys, ordered by Id, then the page's documents.
+//! range's keys, ordered by Id, then the page's documents. Its bookings are written as every
+//! full response writes a booking (`response::full`).
 
 use chrono::{DateTime, Utc};
+use rental_domain::booking::response;
 use rental_domain::collections::bookings::{self, BY_CLOSED, BY_UPDATED};
 use rental_domain::{
     Booking, BookingDescription, BookingListQuery, BookingStatus, CloseDateRange, ClosedListQuery,
@@ -126,6 +128,7 @@ fn updated_key(entry: &Entry) -> Result<(DateTime<Utc>, BookingStatus, i64), Err
 /// `GET /api/bookings/closed`: a page of the [`Booking`]s closed within the requested days.
 pub fn closed(request: &Request) -> Result<Response, Error> {
     let time_zone = context::time_zone();
+    let language = context::language();
     let query = ClosedListQuery::parse(page::query(request), time_zone)?;
     let page = retry_on_conflict(|| {
         let tx = Transaction::begin(Mode::ReadOnly)?;
@@ -143,7 +146,7 @@ pub fn closed(request: &Request) -> Result<Response, Error> {
         };
         let bookings = bookings
             .into_iter()
-            .map(|document| document.value)
+            .map(|document| response::full(document.value, language))
             .collect();
         Ok::<_, Error>(PagedResult::by_skip(
             query.page,

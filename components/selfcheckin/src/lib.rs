@@ -66,7 +66,7 @@ fn check_in(request: &Request) -> Result<Response, Error> {
         tx.commit()?;
         Ok::<_, Error>(booking)
     })?;
-    Ok(json(200, &response::full(booking)))
+    Ok(json(200, &response::full(booking, context::language())))
 }
 
 #[cfg(test)]

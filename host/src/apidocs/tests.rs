@@ -213,7 +213,13 @@ fn the_schemas_name_the_fields_the_models_write() {
         ("Category", written_fields(Category::default())),
         ("Place", written_fields(Place::default())),
         ("BranchOffice", written_fields(BranchOffice::default())),
-        ("PriceItem", written_fields(PriceItem::default())),
+        (
+            "PriceItem",
+            written_fields(PriceItem {
+                applied_coverage_brackets: Some(Vec::new()),
+                ..PriceItem::default()
+            }),
+        ),
         (
             "AppliedCoverageBracket",
             written_fields(AppliedCoverageBracket::default()),

@@ -267,19 +267,30 @@ impl BookingRequest {
     /// The additionals asked for, as pricing takes them (only `Additional.Id` and `Quantity`
     /// set; a missing quantity is 1), `None` when the request has no `Additionals`. Pricing
     /// checks them against the catalogue.
-    pub fn additionals(&self) -> Option<Vec<BookingAdditional>> {
-        self.additionals.as_ref().map(|items| {
-            items
-                .iter()
-                .map(|item| BookingAdditional {
+    ///
+    /// Errors: an item that names no additional (`Additional` or its `Id` missing, `null` or
+    /// 0) is [`ErrorCode::ModelNotValid`] naming `Additionals[i].Additional.Id`.
+    pub fn additionals(&self) -> Result<Option<Vec<BookingAdditional>>, ApiError> {
+        let Some(items) = &self.additionals else {
+            return Ok(None);
+        };
+        items
+            .iter()
+            .enumerate()
+            .map(|(position, item)| {
+                let id = given(item.additional.id).ok_or_else(|| {
+                    ApiError::missing_field(format!("Additionals[{position}].Additional.Id"))
+                })?;
+                Ok(BookingAdditional {
                     additional: Additional {
-                        id: item.additional.id.unwrap_or_default(),
+                        id,
                         ..Additional::default()
                     },
                     quantity: item.quantity.unwrap_or(1),
                 })
-                .collect()
-        })
+            })
+            .collect::<Result<_, _>>()
+            .map(Some)
     }
 
     /// The promotion code sent, if any: the platform has no promotions, so a sent code is

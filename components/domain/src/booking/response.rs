@@ -4,6 +4,7 @@ use chrono::{DateTime, FixedOffset};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
+use crate::i18n::Language;
 use crate::json;
 use crate::models::{Booking, PriceItem};
 use crate::pricing::{self, Quote};
@@ -89,8 +90,10 @@ pub struct PriceResponse {
     pub currency: String,
 }
 
-impl From<Quote> for PriceResponse {
-    fn from(quote: Quote) -> Self {
+impl PriceResponse {
+    /// The answer for `quote`, its lines written in `language`.
+    pub fn new(mut quote: Quote, language: Language) -> Self {
+        pricing::localize(&mut quote.lines, language);
         Self {
             price_items: quote.lines,
             price: quote.price,
@@ -102,11 +105,20 @@ impl From<Quote> for PriceResponse {
     }
 }
 
-/// A booking as a full response shows it: `AppliedCoverageBrackets` only when its lines can
-/// still be traced back to their day ranges ([`pricing::coverage_is_traceable`]).
-pub fn full(mut booking: Booking) -> Booking {
+/// A booking as a full response shows it, in `language`: `AppliedCoverageBrackets` only when
+/// its lines can still be traced back to their day ranges
+/// ([`pricing::coverage_is_traceable`]), the lines' descriptions and `TotalDaysString` written
+/// in `language` ([`pricing::localize`]).
+///
+/// Every answer that carries a whole booking (creation, update, read, operations,
+/// self-check-in, the closed list) goes through here.
+pub fn full(mut booking: Booking, language: Language) -> Booking {
     if !pricing::coverage_is_traceable(&booking.price_items) {
         pricing::strip_coverage_brackets(&mut booking.price_items);
+    }
+    pricing::localize(&mut booking.price_items, language);
+    if let Some(text) = pricing::total_days_string(booking.total_days, language) {
+        booking.total_days_string = text;
     }
     booking
 }

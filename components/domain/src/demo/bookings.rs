@@ -287,7 +287,7 @@ fn create(demo: &Demo, rules: &Rules<'_>, id: i64, plan: &Plan) -> Result<Bookin
     let quote = terms::price(
         &terms,
         &vehicle,
-        &request.additionals().unwrap_or_default(),
+        &request.additionals()?.unwrap_or_default(),
         &demo.additionals,
         &demo.tariffs,
         request.price,

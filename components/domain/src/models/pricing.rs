@@ -4,6 +4,8 @@
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
+use crate::pricing::LineText;
+
 /// One line of a booking's price.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "PascalCase", default)]
@@ -24,9 +26,15 @@ pub struct PriceItem {
     /// Who pays the line (values not shown by the interface).
     pub payer: i64,
     pub tariff_name: Option<String>,
-    /// The day ranges the line was priced by; `null` when the line is not a rental line billed
-    /// per day, or when it cannot be traced back to its ranges (interface.md 4.4).
+    /// The day ranges the line was priced by; left out when the line is not a rental line
+    /// billed per day, or when it cannot be traced back to its ranges (interface.md 4.4: an
+    /// optional field).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub applied_coverage_brackets: Option<Vec<AppliedCoverageBracket>>,
+    /// What `Description` says, kept with a stored booking so that a response can write it in
+    /// its own language ([`crate::pricing::localize`]); never part of a response.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<LineText>,
 }
 
 /// A day range a rental line was priced by, with the line's whole price.

@@ -211,7 +211,18 @@ fn prose_models_match_the_interface() {
     );
     assert_eq!(keys(&Category::default()), prose_fields("Category"));
     assert_eq!(keys(&Place::default()), prose_fields("Place"));
-    assert_eq!(keys(&PriceItem::default()), prose_fields("PriceItem"));
+    let rental_line = PriceItem {
+        applied_coverage_brackets: Some(Vec::new()),
+        ..PriceItem::default()
+    };
+    assert_eq!(keys(&rental_line), prose_fields("PriceItem"));
+    let mut other_line = prose_fields("PriceItem");
+    other_line.remove("AppliedCoverageBrackets");
+    assert_eq!(
+        keys(&PriceItem::default()),
+        other_line,
+        "an optional field, left out rather than null"
+    );
     assert_eq!(
         keys(&AppliedCoverageBracket::default()),
         prose_fields("AppliedCoverageBracket")

@@ -3,15 +3,17 @@
 use rust_decimal::Decimal;
 
 use super::tariffs::{checked_sum, out_of_range};
+use super::texts::LineText;
 use super::{PRICE, Payer, PriceItemType, round_money};
 use crate::error::ApiError;
+use crate::i18n::Language;
 use crate::models::{AppliedCoverageBracket, PriceItem, Tariff, TariffBracket};
 
 /// One price line before its id and rounding.
 pub(super) struct Line<'a> {
     pub(super) kind: PriceItemType,
     pub(super) type_id: i64,
-    pub(super) description: String,
+    pub(super) text: LineText,
     pub(super) unit_price: Decimal,
     pub(super) quantity: i64,
     pub(super) payer: Payer,
@@ -38,7 +40,7 @@ impl Lines {
         self.items.push(PriceItem {
             id: self.next_id(),
             is_booking_price: true,
-            description: Some(line.description),
+            description: Some(line.text.render(Language::En)),
             price,
             kind: line.kind.code(),
             type_id: line.type_id,
@@ -53,6 +55,7 @@ impl Lines {
                     amount: price,
                 }]
             }),
+            text: Some(line.text),
         });
         Ok(price)
     }

@@ -16,6 +16,9 @@
 //! 4. [`quote`] computes the price lines and totals of a [`QuoteRequest`];
 //! 5. [`accept_sent_price`] checks a `Price` the client sent against the quote.
 //!
+//! A response writes the lines' descriptions and `TotalDaysString` in the request's language
+//! ([`localize`], [`total_days_string`]): the lines keep what they say as a [`LineText`].
+//!
 //! The response then drops `AppliedCoverageBrackets` with [`strip_coverage_brackets`] when it
 //! is the simplified one, or when [`coverage_is_traceable`] says the stored lines no longer
 //! map onto their day ranges (interface.md 4.4).
@@ -30,6 +33,7 @@ mod lines;
 mod quote;
 mod settings;
 mod tariffs;
+mod texts;
 
 pub use codes::{Payer, PriceItemType, SurchargeKind};
 pub use coverage::{coverage_is_traceable, strip_coverage_brackets};
@@ -38,9 +42,8 @@ pub use quote::{PRICE_TOLERANCE_PERCENT, Quote, QuoteRequest, accept_sent_price,
 pub use settings::{
     DEFAULT_GRACE_MINUTES, InvalidSetting, OfficeHours, PricingSettings, Surcharges, setting,
 };
-pub use tariffs::{
-    minor_units, ordered_brackets, rental_days, round_money, select_tariff, total_days_string,
-};
+pub use tariffs::{minor_units, ordered_brackets, rental_days, round_money, select_tariff};
+pub use texts::{LineText, localize, total_days_string, total_days_text};
 
 /// Request fields the errors name, as the booking models spell them.
 const TO_DATE: &str = "ToDate";

@@ -8,9 +8,11 @@ use super::lines::{Line, Lines, payer_totals};
 use super::tariffs::{applied_brackets, checked_sum, out_of_range, quote_currency};
 use super::{
     ADDITIONALS, LocalTimes, PRICE, Payer, PriceItemType, PricingSettings, SurchargeKind, TO_DATE,
-    minor_units, rental_days, round_money, total_days_string,
+    minor_units, rental_days, round_money,
 };
+use super::texts::{LineText, total_days_text};
 use crate::error::{ApiError, ErrorCode};
+use crate::i18n::Language;
 use crate::models::{Additional, BookingAdditional, Place, PriceItem, Tariff, TariffBracket};
 
 /// How far a sent price may be from the computed one, in percent of the computed one.
@@ -61,7 +63,8 @@ pub struct Quote {
     pub agency_price: Decimal,
     /// `TotalDays`: rental days ([`rental_days`]).
     pub total_days: i64,
-    /// `TotalDaysString` ([`total_days_string`]).
+    /// `TotalDaysString` in English, as stored; a response writes it in its own language
+    /// ([`crate::booking::response::full`]).
     pub total_days_string: String,
     /// `AverageDayPrice`: the rental lines' sum over the rental days, rounded.
     pub average_day_price: Decimal,
@@ -125,15 +128,14 @@ fn rental_lines<'a>(
     brackets
         .iter()
         .map(|&(bracket, last_day)| {
-            let days_text = if bracket.days_from == last_day {
-                format!("day {last_day}")
-            } else {
-                format!("days {} to {last_day}", bracket.days_from)
-            };
             Line {
                 kind: PriceItemType::Rental,
                 type_id: tariff.id,
-                description: format!("{}: {days_text}", tariff.name),
+                text: LineText::Rental {
+                    tariff: tariff.name.clone(),
+                    from: bracket.days_from,
+                    to: last_day,
+                },
                 unit_price: bracket.daily_amount,
                 quantity: last_day - bracket.days_from + 1,
                 payer,
@@ -155,23 +157,22 @@ fn additional_lines<'a>(
     taken
         .iter()
         .map(|&(additional, quantity)| {
-            let (units, description) = if additional.is_price_by_day {
+            let (units, by_day) = if additional.is_price_by_day {
                 let units = quantity
                     .checked_mul(days)
                     .ok_or_else(|| out_of_range(ADDITIONALS))?;
-                let description = format!(
-                    "{} x{quantity}, {}",
-                    additional.name,
-                    total_days_string(days)
-                );
-                (units, description)
+                (units, Some(days))
             } else {
-                (quantity, format!("{} x{quantity}", additional.name))
+                (quantity, None)
             };
             Ok(Line {
                 kind: PriceItemType::Additional,
                 type_id: additional.id,
-                description,
+                text: LineText::Additional {
+                    name: additional.name.clone(),
+                    quantity,
+                    days: by_day,
+                },
                 unit_price: additional.price,
                 quantity: units,
                 payer: Payer::Customer,
@@ -185,15 +186,23 @@ fn additional_lines<'a>(
 /// The place lines: delivery, then return, each when its price is not zero.
 fn place_lines<'a>(request: &QuoteRequest<'_>) -> Vec<Line<'a>> {
     [
-        (request.delivery_place, "Delivery at"),
-        (request.return_place, "Return at"),
+        (request.delivery_place, true),
+        (request.return_place, false),
     ]
     .into_iter()
     .filter(|(place, _)| !place.price.is_zero())
-    .map(|(place, verb)| Line {
+    .map(|(place, delivery)| Line {
         kind: PriceItemType::Place,
         type_id: place.id,
-        description: format!("{verb} {}", place.name),
+        text: if delivery {
+            LineText::Delivery {
+                place: place.name.clone(),
+            }
+        } else {
+            LineText::Return {
+                place: place.name.clone(),
+            }
+        },
         unit_price: place.price,
         quantity: 1,
         payer: Payer::Customer,
@@ -237,7 +246,7 @@ fn totals(
         customer_price,
         agency_price,
         total_days: days,
-        total_days_string: total_days_string(days),
+        total_days_string: total_days_text(days, Language::En),
         average_day_price,
         daily_rate,
         currency,
@@ -252,10 +261,10 @@ fn surcharge_lines<'a>(
     days: i64,
 ) -> Vec<Line<'a>> {
     let amounts = settings.surcharges;
-    let surcharge = |kind: SurchargeKind, description: String, amount, quantity| Line {
+    let surcharge = |kind: SurchargeKind, text: LineText, amount, quantity| Line {
         kind: PriceItemType::Surcharge,
         type_id: kind.code(),
-        description,
+        text,
         unit_price: amount,
         quantity,
         payer: Payer::Customer,
@@ -268,22 +277,22 @@ fn surcharge_lines<'a>(
     {
         lines.push(surcharge(
             SurchargeKind::OneWay,
-            "One-way surcharge".to_owned(),
+            LineText::OneWay,
             amounts.one_way,
             1,
         ));
     }
     if !amounts.out_of_hours.is_zero() {
         let times = request.local_times;
-        for (time, what) in [(times.pickup, "pick-up"), (times.dropoff, "return")] {
+        for (time, pickup) in [(times.pickup, true), (times.dropoff, false)] {
             if !settings.office_hours.contains(time) {
                 lines.push(surcharge(
                     SurchargeKind::OutOfHours,
-                    format!(
-                        "Out-of-hours surcharge: {what} at {} (office hours {})",
-                        time.format("%H:%M"),
-                        settings.office_hours
-                    ),
+                    LineText::OutOfHours {
+                        pickup,
+                        time: time.format("%H:%M").to_string(),
+                        hours: settings.office_hours.to_string(),
+                    },
                     amounts.out_of_hours,
                     1,
                 ));
@@ -293,7 +302,7 @@ fn surcharge_lines<'a>(
     if !amounts.young_driver.is_zero() && request.young_driver {
         lines.push(surcharge(
             SurchargeKind::YoungDriver,
-            format!("Young driver surcharge, {}", total_days_string(days)),
+            LineText::YoungDriver { days },
             amounts.young_driver,
             days,
         ));
@@ -342,7 +351,7 @@ pub fn accept_sent_price(mut quote: Quote, sent: Option<Decimal>) -> Result<Quot
         Line {
             kind: PriceItemType::Adjustment,
             type_id: 0,
-            description: "Adjustment to the price sent".to_owned(),
+            text: LineText::Adjustment,
             unit_price: difference,
             quantity: 1,
             payer: Payer::Customer,

@@ -47,15 +47,6 @@ pub fn rental_days(
     Ok(days.max(1))
 }
 
-/// `TotalDaysString`: `1 day`, `3 days` (English whatever the response language).
-pub fn total_days_string(days: i64) -> String {
-    if days == 1 {
-        "1 day".to_owned()
-    } else {
-        format!("{days} days")
-    }
-}
-
 /// The tariff that prices a car: the one of its model when there is one, otherwise its
 /// category's (a tariff without `ModelId`). When several match, the lowest `Id` wins.
 pub fn select_tariff(

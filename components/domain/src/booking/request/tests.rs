@@ -52,6 +52,7 @@ fn a_full_body_reads() {
     let additionals: Vec<(i64, i64)> = request
         .additionals()
         .unwrap()
+        .unwrap()
         .iter()
         .map(|taken| (taken.additional.id, taken.quantity))
         .collect();
@@ -171,11 +172,26 @@ fn periods_that_touch_do_not_overlap() {
 
 #[test]
 fn absent_additionals_are_none() {
-    assert_eq!(request(json!({})).additionals(), None);
+    assert_eq!(request(json!({})).additionals(), Ok(None));
     assert_eq!(
         request(json!({"Additionals": []})).additionals(),
-        Some(Vec::new())
+        Ok(Some(Vec::new()))
     );
+}
+
+#[test]
+fn an_additional_item_must_name_its_additional() {
+    for item in [
+        json!({"Quantity": 1}),
+        json!({"Additional": null}),
+        json!({"Additional": {"Id": null}}),
+        json!({"Additional": {"Id": 0}}),
+    ] {
+        let body = json!({"Additionals": [{"Additional": {"Id": 3}}, item]});
+        let error = request(body).additionals().unwrap_err();
+        assert_eq!(error.code, ErrorCode::ModelNotValid, "{item}");
+        assert_eq!(error.field.as_deref(), Some("Additionals[1].Additional.Id"));
+    }
 }
 
 #[test]

@@ -57,13 +57,6 @@ fn to_date_not_after_from_date_is_error_13_naming_to_date() {
 }
 
 #[test]
-fn total_days_string_is_1_day_or_n_days() {
-    assert_eq!(total_days_string(1), "1 day");
-    assert_eq!(total_days_string(3), "3 days");
-    assert_eq!(total_days_string(30), "30 days");
-}
-
-#[test]
 fn ten_days_over_1_3_4_7_8_30_are_3x38_plus_4x34_plus_3x29_eq_337() {
     let quote = Fixture::new().days(10).quote().unwrap();
     let rental = of_kind(&quote, PriceItemType::Rental);
