@@ -16,10 +16,10 @@ const ZONE: chrono_tz::Tz = chrono_tz::America::Argentina::Buenos_Aires;
 
 /// Days ahead where the demo has no booking (its bookings start at most 40 days ahead and
 /// last at most 10 days).
-const FREE: u64 = 70;
+pub(crate) const FREE: u64 = 70;
 
 /// `hour`:00 on the tenant's clock, `days` from today, as the API writes it.
-fn at(days: u64, hour: u32) -> String {
+pub(crate) fn at(days: u64, hour: u32) -> String {
     let date = Utc::now().with_timezone(&ZONE).date_naive() + Days::new(days);
     let time = NaiveTime::from_hms_opt(hour, 0, 0).unwrap();
     format!("{}T{}-03:00", date, time.format("%H:%M:%S"))

@@ -9,6 +9,7 @@ mod catalog;
 mod changes;
 mod cli;
 mod components;
+mod conformance;
 mod dev;
 mod front;
 mod listing;

@@ -98,7 +98,7 @@ fn next_version(booking: &Value) -> Value {
 }
 
 /// A complete, valid check-in of `booking`.
-fn body(booking: &Value) -> Value {
+pub(crate) fn body(booking: &Value) -> Value {
     json!({
         "BookingId": booking["Id"],
         "Version": next_version(booking),
