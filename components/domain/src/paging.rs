@@ -14,7 +14,6 @@
 //! [`parse_bool`] and [`parse_date_time`], which answer [`ErrorCode::ModelNotValid`](crate::ErrorCode::ModelNotValid) naming
 //! the parameter; [`BookingListQuery`] and [`ClosedListQuery`] read a whole query string.
 
-
 use chrono::{DateTime, FixedOffset, Utc};
 use chrono_tz::Tz;
 

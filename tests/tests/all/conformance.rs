@@ -25,9 +25,7 @@ impl<'a> Api<'a> {
     }
 
     async fn call(&self, method: Method, path: &str, body: Option<&Value>) -> (u16, Value) {
-        self.app
-            .call(TENANT, &self.token, method, path, body)
-            .await
+        self.app.call(TENANT, &self.token, method, path, body).await
     }
 
     /// A creation that must succeed; the full booking.
@@ -104,7 +102,12 @@ impl<'a> Schemas<'a> {
         }
         let mut objects = vec![schema];
         for key in ["allOf", "anyOf", "oneOf"] {
-            for part in schema.get(key).and_then(Value::as_array).into_iter().flatten() {
+            for part in schema
+                .get(key)
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
                 objects.extend(self.objects(part));
             }
         }
@@ -362,7 +365,10 @@ fn descriptions(answer: &Value, kind: i64) -> Vec<String> {
 /// No price line of `answer` shows the stored form of its description.
 fn no_stored_text(answer: &Value) {
     for line in answer["PriceItems"].as_array().unwrap() {
-        assert!(line.get("Text").is_none(), "stored form in a response: {line}");
+        assert!(
+            line.get("Text").is_none(),
+            "stored form in a response: {line}"
+        );
     }
 }
 

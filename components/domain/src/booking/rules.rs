@@ -169,7 +169,11 @@ mod tests {
         // Not plain decimal numbers: no check, the stored Version is kept.
         for text in ["1e3", "1.", ".5", "1.2.3", "0x10", "", " ", "1 000", "NaN"] {
             assert_eq!(numeric_version(text), None, "{text:?}");
-            assert_eq!(next_version(Some("2"), Some(text)), applied("2"), "{text:?}");
+            assert_eq!(
+                next_version(Some("2"), Some(text)),
+                applied("2"),
+                "{text:?}"
+            );
         }
         assert_eq!(numeric_version("99999999999999999999999999999999"), None);
         assert_eq!(numeric_version(" 1.50 "), Some(Decimal::new(150, 2)));

@@ -6,11 +6,11 @@ use rust_decimal::Decimal;
 use super::additionals::taken_additionals;
 use super::lines::{Line, Lines, payer_totals};
 use super::tariffs::{applied_brackets, checked_sum, out_of_range, quote_currency};
+use super::texts::{LineText, total_days_text};
 use super::{
     ADDITIONALS, LocalTimes, PRICE, Payer, PriceItemType, PricingSettings, SurchargeKind, TO_DATE,
     minor_units, rental_days, round_money,
 };
-use super::texts::{LineText, total_days_text};
 use crate::error::{ApiError, ErrorCode};
 use crate::i18n::Language;
 use crate::models::{Additional, BookingAdditional, Place, PriceItem, Tariff, TariffBracket};
@@ -127,21 +127,19 @@ fn rental_lines<'a>(
 ) -> Vec<Line<'a>> {
     brackets
         .iter()
-        .map(|&(bracket, last_day)| {
-            Line {
-                kind: PriceItemType::Rental,
-                type_id: tariff.id,
-                text: LineText::Rental {
-                    tariff: tariff.name.clone(),
-                    from: bracket.days_from,
-                    to: last_day,
-                },
-                unit_price: bracket.daily_amount,
-                quantity: last_day - bracket.days_from + 1,
-                payer,
-                tariff: Some(tariff),
-                bracket: Some(bracket),
-            }
+        .map(|&(bracket, last_day)| Line {
+            kind: PriceItemType::Rental,
+            type_id: tariff.id,
+            text: LineText::Rental {
+                tariff: tariff.name.clone(),
+                from: bracket.days_from,
+                to: last_day,
+            },
+            unit_price: bracket.daily_amount,
+            quantity: last_day - bracket.days_from + 1,
+            payer,
+            tariff: Some(tariff),
+            bracket: Some(bracket),
         })
         .collect()
 }

@@ -89,12 +89,24 @@ impl LineText {
                 time,
                 hours,
             } => match (language, pickup) {
-                (En, true) => format!("Out-of-hours surcharge: pick-up at {time} (office hours {hours})"),
-                (En, false) => format!("Out-of-hours surcharge: return at {time} (office hours {hours})"),
-                (Es, true) => format!("Recargo fuera de horario: retiro a las {time} (horario de atención {hours})"),
-                (Es, false) => format!("Recargo fuera de horario: devolución a las {time} (horario de atención {hours})"),
-                (Pt, true) => format!("Taxa fora do horário: retirada às {time} (horário de atendimento {hours})"),
-                (Pt, false) => format!("Taxa fora do horário: devolução às {time} (horário de atendimento {hours})"),
+                (En, true) => {
+                    format!("Out-of-hours surcharge: pick-up at {time} (office hours {hours})")
+                }
+                (En, false) => {
+                    format!("Out-of-hours surcharge: return at {time} (office hours {hours})")
+                }
+                (Es, true) => format!(
+                    "Recargo fuera de horario: retiro a las {time} (horario de atención {hours})"
+                ),
+                (Es, false) => format!(
+                    "Recargo fuera de horario: devolución a las {time} (horario de atención {hours})"
+                ),
+                (Pt, true) => format!(
+                    "Taxa fora do horário: retirada às {time} (horário de atendimento {hours})"
+                ),
+                (Pt, false) => format!(
+                    "Taxa fora do horário: devolução às {time} (horário de atendimento {hours})"
+                ),
             },
             LineText::YoungDriver { days } => {
                 let days = total_days_text(*days, language);
@@ -189,7 +201,10 @@ mod tests {
         ];
         for text in &texts {
             let [en, es, pt] = every_language(text);
-            assert!(en != es && es != pt && en != pt, "{text:?}: {en} / {es} / {pt}");
+            assert!(
+                en != es && es != pt && en != pt,
+                "{text:?}: {en} / {es} / {pt}"
+            );
         }
         assert_eq!(
             every_language(&texts[0]),
