@@ -3,38 +3,49 @@
 //! outbox, all inside one database transaction.
 //!
 //! The statements and their rules are `rental_store_sql`'s, shared with the Spin adapter; this
-//! module runs them through sqlx and sorts database errors.
+//! module runs them, on PostgreSQL through sqlx, on SQLite on the request's own thread
+//! ([`super::sqlite`]), and sorts database errors.
 
 use rental_domain::store::Record;
 use rental_store_sql::{Column, Plan, Row, Scope, Statement, Step, Value};
 use sqlx::any::AnyRow;
 use sqlx::{Any, Row as _};
 
-use super::{Result, Storage, now_micros};
+use super::{Result, Storage, now_micros, sqlite};
 
 pub use rental_store_sql::{Document, Entry, Expect, Index, Mode, Range, Scan};
 
 /// One open transaction of one tenant. Dropping it without [`DocTransaction::commit`] rolls
 /// back.
 pub struct DocTransaction {
-    tx: sqlx::Transaction<'static, Any>,
+    tx: Tx,
     scope: Scope,
-    dialect: rental_store_sql::Dialect,
     /// Held until the transaction ends (SQLite writers only); see `Storage::writer_turn`.
     _turn: Option<tokio::sync::OwnedMutexGuard<()>>,
+}
+
+/// Where a transaction's statements run.
+enum Tx {
+    /// PostgreSQL, through sqlx's pool.
+    Pooled(sqlx::Transaction<'static, Any>),
+    /// SQLite, on a leased connection, on the caller's thread.
+    Sqlite(sqlite::Transaction),
 }
 
 impl Storage {
     pub async fn begin(&self, tenant: &str, mode: Mode) -> Result<DocTransaction> {
         let turn = self.writer_turn(mode).await;
-        let tx = self
-            .pool()
-            .begin_with(self.backend().begin_statement(mode))
-            .await?;
+        let tx = match self.sqlite() {
+            Some(connections) => Tx::Sqlite(connections.begin(mode).await?),
+            None => Tx::Pooled(
+                self.pool()
+                    .begin_with(self.backend().begin_statement(mode))
+                    .await?,
+            ),
+        };
         Ok(DocTransaction {
             tx,
             scope: Scope::new(tenant, mode),
-            dialect: self.backend().dialect(),
             _turn: turn,
         })
     }
@@ -64,7 +75,11 @@ fn row(statement: &Statement, row: &AnyRow) -> std::result::Result<Row, sqlx::Er
 impl DocTransaction {
     /// Runs one statement in the transaction and returns its rows.
     async fn execute(&mut self, statement: &Statement) -> Result<Vec<Row>> {
-        let sql = statement.sql(self.dialect);
+        let tx = match &mut self.tx {
+            Tx::Sqlite(tx) => return tx.execute(statement),
+            Tx::Pooled(tx) => tx,
+        };
+        let sql = statement.sql(rental_store_sql::Dialect::Postgres);
         let mut query = sqlx::query(&sql);
         for value in &statement.params {
             query = match value {
@@ -73,7 +88,7 @@ impl DocTransaction {
                 Value::Blob(v) => query.bind(v.as_slice()),
             };
         }
-        let rows = query.fetch_all(&mut *self.tx).await?;
+        let rows = query.fetch_all(&mut **tx).await?;
         Ok(rows
             .iter()
             .map(|r| row(statement, r))
@@ -149,6 +164,9 @@ impl DocTransaction {
     }
 
     pub async fn commit(self) -> Result<()> {
-        Ok(self.tx.commit().await?)
+        match self.tx {
+            Tx::Pooled(tx) => Ok(tx.commit().await?),
+            Tx::Sqlite(tx) => tx.commit(),
+        }
     }
 }

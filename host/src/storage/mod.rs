@@ -3,18 +3,20 @@
 //!
 //! Both backends go through sqlx's `Any` driver with the same SQL text; they differ only in
 //! what [`Backend`] names (how a transaction begins, the migrations, and the queue's row
-//! locking). Every table is keyed by tenant, and every function here takes the tenant as an
+//! locking), and in where the document store's statements run: on SQLite, on the request's
+//! own thread ([`sqlite`]). Every table is keyed by tenant, and every function here takes the tenant as an
 //! argument: nothing reads across tenants except the operator's own tools.
 
 pub mod cache;
 pub mod components;
 pub mod documents;
 pub mod queue;
+mod sqlite;
 pub mod tenants;
 #[cfg(test)]
 mod tests;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -46,6 +48,9 @@ pub enum Error {
     /// A database failure nobody can handle: a trap inside a component, 503 at the door.
     #[error(transparent)]
     Database(sqlx::Error),
+    /// The same, from the document store's own SQLite connections.
+    #[error(transparent)]
+    Sqlite(rusqlite::Error),
 }
 
 /// Sorts a database error into conflict (retry), unavailable (try later) or a fault.
@@ -137,6 +142,8 @@ pub struct Storage {
     writer: Arc<tokio::sync::Mutex<()>>,
     /// What the request path reads of the tenants, kept in memory (see [`cache`]).
     tenant_cache: Arc<cache::TenantCache>,
+    /// The document store's SQLite connections; `None` on PostgreSQL.
+    sqlite: Option<Arc<sqlite::Connections>>,
 }
 
 impl Storage {
@@ -145,12 +152,14 @@ impl Storage {
     pub async fn open(url: &str) -> anyhow::Result<Self> {
         sqlx::any::install_default_drivers();
         let backend = Backend::from_url(url)?;
+        let mut sqlite_file = None;
         let options = match backend {
             Backend::Sqlite => {
                 let path = url
                     .trim_start_matches("sqlite://")
                     .trim_start_matches("sqlite:");
                 let path = path.split('?').next().unwrap_or(path);
+                sqlite_file = Some(PathBuf::from(path));
                 if let Some(dir) = Path::new(path)
                     .parent()
                     .filter(|d| !d.as_os_str().is_empty())
@@ -205,6 +214,7 @@ impl Storage {
             backend,
             writer: Arc::default(),
             tenant_cache: Arc::default(),
+            sqlite: sqlite_file.map(sqlite::Connections::new),
         })
     }
 
@@ -214,6 +224,10 @@ impl Storage {
 
     pub(crate) fn pool(&self) -> &AnyPool {
         &self.pool
+    }
+
+    fn sqlite(&self) -> Option<&Arc<sqlite::Connections>> {
+        self.sqlite.as_ref()
     }
 
     /// Refreshes the planner's statistics after a bulk load. PostgreSQL plans by them, and

@@ -1,0 +1,212 @@
+//! The document store's SQLite connections, used on the thread of the request that holds
+//! them.
+//!
+//! sqlx's SQLite driver gives every connection a thread of its own and sends each statement
+//! there and its rows back: two thread switches per statement, about half of a small
+//! request's time (docs/benchmarks.md, "Where the time goes"). A document transaction on
+//! SQLite instead leases one of these connections and runs its statements where it is, as
+//! plain function calls; a statement of the store is a few microseconds of SQLite work.
+//!
+//! Nothing here waits on a lock while holding a runtime thread: readers never wait in WAL
+//! mode; a writer has its turn in this process before it begins (`Storage::writer_turn`), and
+//! its `BEGIN IMMEDIATE`, the one statement that may still wait (for another process, or for
+//! the host's other writers on the sqlx pool), runs on the blocking pool. Every other part of
+//! the storage (tenants, components, the queue's consumer, migrations) stays on sqlx.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use rental_store_sql::{Column, Mode, Row, Statement, Value};
+use rusqlite::types::ValueRef;
+use rusqlite::{Connection, OpenFlags};
+
+use super::{Error, Result};
+
+/// How long a statement waits for a lock held by another connection (the sqlx pool's setting).
+const BUSY_TIMEOUT_MS: u32 = 5000;
+
+/// At most this many idle connections are kept (about one per request in flight); more are
+/// opened under load and closed when they come back to a full shelf.
+const MAX_IDLE: usize = 64;
+
+/// Statements kept prepared per connection: the store has a few dozen distinct ones.
+const STATEMENT_CACHE: usize = 128;
+
+/// The connections of one SQLite file.
+#[derive(Debug)]
+pub struct Connections {
+    path: PathBuf,
+    idle: Mutex<Vec<Connection>>,
+}
+
+impl Connections {
+    /// The connections of the database file at `path` (created and migrated by sqlx already).
+    pub fn new(path: PathBuf) -> Arc<Self> {
+        Arc::new(Self {
+            path,
+            idle: Mutex::default(),
+        })
+    }
+
+    fn open(&self) -> Result<Connection> {
+        let connection = Connection::open_with_flags(
+            &self.path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(sorted)?;
+        connection
+            .execute_batch(&format!(
+                "PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; \
+                 PRAGMA busy_timeout = {BUSY_TIMEOUT_MS};"
+            ))
+            .map_err(sorted)?;
+        connection.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
+        Ok(connection)
+    }
+
+    fn take(&self) -> Result<Connection> {
+        let idle = self
+            .idle
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop();
+        match idle {
+            Some(connection) => Ok(connection),
+            None => self.open(),
+        }
+    }
+
+    fn give_back(&self, connection: Connection) {
+        let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
+        if idle.len() < MAX_IDLE {
+            idle.push(connection);
+        }
+    }
+
+    /// Begins a transaction in `mode` on a leased connection.
+    pub async fn begin(self: &Arc<Self>, mode: Mode) -> Result<Transaction> {
+        let connection = self.take()?;
+        let begin = rental_store_sql::begin(rental_store_sql::Dialect::Sqlite, mode);
+        let connection = match mode {
+            // A deferred begin takes no lock: nothing to wait for.
+            Mode::ReadOnly => {
+                connection.execute_batch(begin).map_err(sorted)?;
+                connection
+            }
+            Mode::ReadWrite => {
+                let home = Arc::clone(self);
+                tokio::task::spawn_blocking(move || match connection.execute_batch(begin) {
+                    Ok(()) => Ok(connection),
+                    Err(error) => {
+                        home.give_back(connection);
+                        Err(sorted(error))
+                    }
+                })
+                .await
+                .map_err(|error| unavailable(&error))??
+            }
+        };
+        Ok(Transaction {
+            connection: Some(connection),
+            home: Arc::clone(self),
+        })
+    }
+}
+
+/// An open transaction on a leased connection. Dropped without [`Transaction::commit`], it
+/// rolls back and the connection goes back to the shelf.
+#[derive(Debug)]
+pub struct Transaction {
+    connection: Option<Connection>,
+    home: Arc<Connections>,
+}
+
+impl Transaction {
+    fn connection(&self) -> &Connection {
+        self.connection
+            .as_ref()
+            .expect("a transaction holds its connection until it ends")
+    }
+
+    /// Runs one statement and returns its rows.
+    pub fn execute(&self, statement: &Statement) -> Result<Vec<Row>> {
+        let sql = statement.sql(rental_store_sql::Dialect::Sqlite);
+        let mut prepared = self.connection().prepare_cached(&sql).map_err(sorted)?;
+        for (position, value) in statement.params.iter().enumerate() {
+            let index = position + 1;
+            match value {
+                Value::Int(v) => prepared.raw_bind_parameter(index, v),
+                Value::Text(v) => prepared.raw_bind_parameter(index, v.as_str()),
+                Value::Blob(v) => prepared.raw_bind_parameter(index, v.as_slice()),
+            }
+            .map_err(sorted)?;
+        }
+        let mut rows = prepared.raw_query();
+        let mut read = Vec::new();
+        while let Some(row) = rows.next().map_err(sorted)? {
+            let values = rental_store_sql::read_row(statement.columns, |i, kind| {
+                column(row.get_ref(i)?, kind).ok_or(rusqlite::Error::InvalidColumnType(
+                    i,
+                    String::new(),
+                    row.get_ref(i)?.data_type(),
+                ))
+            })
+            .map_err(sorted)?;
+            read.push(values);
+        }
+        Ok(read)
+    }
+
+    /// Commits; on failure the transaction is rolled back when dropped.
+    pub fn commit(mut self) -> Result<()> {
+        self.connection().execute_batch("COMMIT").map_err(sorted)?;
+        if let Some(connection) = self.connection.take() {
+            self.home.give_back(connection);
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Transaction {
+    fn drop(&mut self) {
+        if let Some(connection) = self.connection.take() {
+            // A connection whose rollback fails is in an unknown state: close it.
+            if connection.execute_batch("ROLLBACK").is_ok() {
+                self.home.give_back(connection);
+            }
+        }
+    }
+}
+
+/// One column as the shared rules read it, when it has the expected type.
+fn column(value: ValueRef<'_>, kind: Column) -> Option<Value> {
+    match (kind, value) {
+        (Column::Int, ValueRef::Integer(v)) => Some(Value::Int(v)),
+        (Column::Text, ValueRef::Text(v)) => std::str::from_utf8(v)
+            .ok()
+            .map(|text| Value::Text(text.to_owned())),
+        (Column::Blob, ValueRef::Blob(v)) => Some(Value::Blob(v.to_vec())),
+        _ => None,
+    }
+}
+
+/// A begin that did not come back from the blocking pool (the runtime is shutting down).
+fn unavailable(error: &tokio::task::JoinError) -> Error {
+    Error::Store(rental_store_sql::StoreError::Unavailable(format!(
+        "beginning a transaction: {error}"
+    )))
+}
+
+/// Sorts an SQLite error as the sqlx ones are: busy or locked is a conflict (the guest retries),
+/// anything else a fault.
+fn sorted(error: rusqlite::Error) -> Error {
+    use rusqlite::ErrorCode::{DatabaseBusy, DatabaseLocked};
+    match &error {
+        rusqlite::Error::SqliteFailure(failure, _)
+            if matches!(failure.code, DatabaseBusy | DatabaseLocked) =>
+        {
+            Error::Store(rental_store_sql::StoreError::Conflict)
+        }
+        _ => Error::Sqlite(error),
+    }
+}
