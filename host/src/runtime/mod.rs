@@ -15,7 +15,8 @@ use http_body_util::BodyExt as _;
 use tracing::Instrument as _;
 use wasmtime::component::{Component, Linker};
 use wasmtime::{
-    Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, UpdateDeadline,
+    Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store,
+    UpdateDeadline,
 };
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi_http::p2::bindings::ProxyPre;
@@ -135,6 +136,11 @@ fn log_guest_stderr(component: PlatformComponent, written: &[u8]) {
     }
 }
 
+/// How much of a pooled linear memory, and of a pooled table, is reset in place rather than
+/// unmapped when its instance ends (see `Runtime::new`).
+const KEEP_RESIDENT_MEMORY: usize = 16 << 20;
+const KEEP_RESIDENT_TABLE: usize = 1 << 20;
+
 /// Interval of the epoch ticker: how often a running guest yields to the executor (and so how
 /// late a deadline can be noticed).
 const EPOCH_TICK: Duration = Duration::from_millis(10);
@@ -148,7 +154,16 @@ impl Runtime {
             .total_memories(n * 2)
             .total_tables(n * 8)
             .total_stacks(n)
-            .max_memory_size(limits.memory_bytes);
+            .max_memory_size(limits.memory_bytes)
+            // A finished instance's memory is reset by rewriting the pages it dirtied (found
+            // with Linux's PAGEMAP_SCAN, up to these sizes) instead of unmapping them: no
+            // page faults for the next instance in the slot, and no TLB shootdown across
+            // cores, which was a fifth of a small request (docs/benchmarks.md). Where the
+            // kernel has no PAGEMAP_SCAN (before 6.7, or not Linux), slots are unmapped as
+            // before.
+            .pagemap_scan(Enabled::Auto)
+            .linear_memory_keep_resident(KEEP_RESIDENT_MEMORY)
+            .table_keep_resident(KEEP_RESIDENT_TABLE);
         let mut config = Config::new();
         config
             .wasm_component_model(true)

@@ -10,11 +10,13 @@
 //! Nothing here waits on a lock while holding a runtime thread: readers never wait in WAL
 //! mode; a writer has its turn in this process before it begins (`Storage::writer_turn`), and
 //! its `BEGIN IMMEDIATE`, the one statement that may still wait (for another process, or for
-//! the host's other writers on the sqlx pool), runs on the blocking pool. Every other part of
+//! the host's other writers on the sqlx pool), is tried without waiting and, when the lock is
+//! taken, run again on the blocking pool, where it may wait. Every other part of
 //! the storage (tenants, components, the queue's consumer, migrations) stays on sqlx.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use rental_store_sql::{Column, Mode, Row, Statement, Value};
 use rusqlite::types::ValueRef;
@@ -23,7 +25,7 @@ use rusqlite::{Connection, OpenFlags};
 use super::{Error, Result};
 
 /// How long a statement waits for a lock held by another connection (the sqlx pool's setting).
-const BUSY_TIMEOUT_MS: u32 = 5000;
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// At most this many idle connections are kept (about one per request in flight); more are
 /// opened under load and closed when they come back to a full shelf.
@@ -55,11 +57,9 @@ impl Connections {
         )
         .map_err(sorted)?;
         connection
-            .execute_batch(&format!(
-                "PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; \
-                 PRAGMA busy_timeout = {BUSY_TIMEOUT_MS};"
-            ))
+            .execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;")
             .map_err(sorted)?;
+        connection.busy_timeout(BUSY_TIMEOUT).map_err(sorted)?;
         connection.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         Ok(connection)
     }
@@ -87,13 +87,14 @@ impl Connections {
     pub async fn begin(self: &Arc<Self>, mode: Mode) -> Result<Transaction> {
         let connection = self.take()?;
         let begin = rental_store_sql::begin(rental_store_sql::Dialect::Sqlite, mode);
-        let connection = match mode {
-            // A deferred begin takes no lock: nothing to wait for.
-            Mode::ReadOnly => {
-                connection.execute_batch(begin).map_err(sorted)?;
-                connection
-            }
-            Mode::ReadWrite => {
+        // A deferred begin takes no lock, and a writer's immediate one finds the lock free
+        // unless another connection holds it: try without waiting first.
+        connection.busy_timeout(Duration::ZERO).map_err(sorted)?;
+        let first = connection.execute_batch(begin);
+        connection.busy_timeout(BUSY_TIMEOUT).map_err(sorted)?;
+        let connection = match first {
+            Ok(()) => connection,
+            Err(error) if mode == Mode::ReadWrite && is_busy(&error) => {
                 let home = Arc::clone(self);
                 tokio::task::spawn_blocking(move || match connection.execute_batch(begin) {
                     Ok(()) => Ok(connection),
@@ -104,6 +105,10 @@ impl Connections {
                 })
                 .await
                 .map_err(|error| unavailable(&error))??
+            }
+            Err(error) => {
+                self.give_back(connection);
+                return Err(sorted(error));
             }
         };
         Ok(Transaction {
@@ -197,16 +202,19 @@ fn unavailable(error: &tokio::task::JoinError) -> Error {
     )))
 }
 
+/// Whether SQLite answered busy or locked: another connection holds what it needs.
+fn is_busy(error: &rusqlite::Error) -> bool {
+    use rusqlite::ErrorCode::{DatabaseBusy, DatabaseLocked};
+    matches!(error, rusqlite::Error::SqliteFailure(failure, _)
+        if matches!(failure.code, DatabaseBusy | DatabaseLocked))
+}
+
 /// Sorts an SQLite error as the sqlx ones are: busy or locked is a conflict (the guest retries),
 /// anything else a fault.
 fn sorted(error: rusqlite::Error) -> Error {
-    use rusqlite::ErrorCode::{DatabaseBusy, DatabaseLocked};
-    match &error {
-        rusqlite::Error::SqliteFailure(failure, _)
-            if matches!(failure.code, DatabaseBusy | DatabaseLocked) =>
-        {
-            Error::Store(rental_store_sql::StoreError::Conflict)
-        }
-        _ => Error::Sqlite(error),
+    if is_busy(&error) {
+        Error::Store(rental_store_sql::StoreError::Conflict)
+    } else {
+        Error::Sqlite(error)
     }
 }
