@@ -112,3 +112,35 @@ async fn a_component_only_sees_its_request_tenant() {
     assert_eq!(seen_empty["tenant"], "empty");
     assert_eq!(seen_empty["bookings"], 0);
 }
+
+/// Instance memory is reused in place between requests (only the pages an instance dirtied are
+/// reset), so check that a request never sees what an earlier one, of this tenant or another,
+/// left in memory.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn no_request_sees_what_another_left_in_memory() {
+    let (app, _dir) = hostile_app().await;
+    let tokens = [
+        ("first", app.tenant_with_token("first", false).await),
+        ("second", app.tenant_with_token("second", false).await),
+    ];
+    for round in 0..40 {
+        let (tenant, token) = &tokens[round % 2];
+        let seen = app
+            .get_json(tenant, "/api/cars?behave=remember", token)
+            .await;
+        assert_eq!(seen["found"], "", "round {round}: {seen}");
+    }
+    let mut calls = tokio::task::JoinSet::new();
+    for round in 0..32 {
+        let (tenant, token) = &tokens[round % 2];
+        let request = app
+            .client
+            .get(app.url(tenant, "/api/cars?behave=remember"))
+            .bearer_auth(token);
+        calls.spawn(async move { request.send().await.unwrap().json::<Value>().await });
+    }
+    while let Some(seen) = calls.join_next().await {
+        let seen = seen.unwrap().unwrap();
+        assert_eq!(seen["found"], "", "concurrently: {seen}");
+    }
+}

@@ -5,14 +5,21 @@
 //! - `alloc`: allocates until the memory limit stops it;
 //! - `recurse`: recurses until the stack limit stops it;
 //! - `panic`: panics;
+//! - `remember`: answers what the previous request left in a static, then leaves its own
+//!   tenant there: a fresh instance must always answer `""`;
 //! - anything else: answers 200 with the tenant it was given and how many bookings its store
 //!   shows, so a test can see that a store is bound to the request's tenant.
+
+use std::sync::{Mutex, PoisonError};
 
 use rental_domain::models::Booking;
 use rental_guest::store::{Mode, Range, Transaction};
 use rental_guest::{Error, Handler, Request, Response, context, json};
 
 struct Hostile;
+
+/// What the previous request of this instance left (see `remember`).
+static LEFT: Mutex<String> = Mutex::new(String::new());
 
 #[inline(never)]
 fn recurse(depth: u64) -> u64 {
@@ -39,6 +46,11 @@ impl Handler for Hostile {
             }
             Some("recurse") => json(200, &recurse(0)),
             Some("panic") => panic!("asked to panic"),
+            Some("remember") => {
+                let mut left = LEFT.lock().unwrap_or_else(PoisonError::into_inner);
+                let previous = std::mem::replace(&mut *left, context::tenant());
+                json(200, &serde_json::json!({ "found": previous }))
+            }
             _ => {
                 let bookings = Transaction::begin(Mode::ReadOnly)
                     .and_then(|tx| tx.count(&Range::<Booking>::all("id")));
