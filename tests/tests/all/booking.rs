@@ -54,13 +54,13 @@ fn category(id: i64) -> Value {
 }
 
 /// The demo tenant with an API user holding every permission.
-struct Api<'a> {
+pub(crate) struct Api<'a> {
     app: &'a TestApp,
     token: String,
 }
 
 impl<'a> Api<'a> {
-    async fn new(app: &'a TestApp) -> Self {
+    pub(crate) async fn new(app: &'a TestApp) -> Self {
         let token = app.tenant_with_token(TENANT, true).await;
         Self { app, token }
     }
@@ -80,7 +80,12 @@ impl<'a> Api<'a> {
     }
 
     /// Any call: the status and the body (`null` when empty).
-    async fn call(&self, method: Method, path: &str, body: Option<&Value>) -> (u16, Value) {
+    pub(crate) async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> (u16, Value) {
         self.app.call(TENANT, &self.token, method, path, body).await
     }
 
@@ -95,7 +100,7 @@ impl<'a> Api<'a> {
     }
 
     /// A creation that must succeed; the full booking.
-    async fn booked(&self, body: &Value) -> Value {
+    pub(crate) async fn booked(&self, body: &Value) -> Value {
         let mut body = body.clone();
         body["FullResponse"] = json!(true);
         let (status, booking) = self.book(&body).await;
@@ -112,6 +117,11 @@ impl<'a> Api<'a> {
         booking
     }
 
+    /// A GET that must answer 200 with JSON.
+    pub(crate) async fn get(&self, path: &str) -> Value {
+        self.app.get_json(TENANT, path, &self.token).await
+    }
+
     async fn booking(&self, id: &Value) -> Value {
         self.app.booking(TENANT, &self.token, id).await
     }
@@ -123,10 +133,7 @@ impl<'a> Api<'a> {
 
     /// The ids of the demo's cars of a model.
     async fn cars_of(&self, model: i64) -> Vec<String> {
-        let page = self
-            .app
-            .get_json(TENANT, "/api/cars?limit=100", &self.token)
-            .await;
+        let page = self.get("/api/cars?limit=100").await;
         page["Results"]
             .as_array()
             .unwrap()
@@ -137,10 +144,7 @@ impl<'a> Api<'a> {
     }
 
     async fn bookings_total(&self) -> i64 {
-        let page = self
-            .app
-            .get_json(TENANT, "/api/bookings/list?limit=1", &self.token)
-            .await;
+        let page = self.get("/api/bookings/list?limit=1").await;
         page["Total"].as_i64().unwrap()
     }
 }

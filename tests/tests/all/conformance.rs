@@ -4,45 +4,13 @@
 //! on promotions, a sent price of 0 and a date-only update of a booking with a car.
 
 use chrono::Utc;
-use rentald_tests::{TestApp, on_both_backends, refused};
+use rentald_tests::{on_both_backends, refused};
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::booking::{FREE, at};
+use crate::booking::{Api, FREE, at};
 
 const TENANT: &str = "demo";
-
-/// The demo tenant with an API user holding every permission.
-struct Api<'a> {
-    app: &'a TestApp,
-    token: String,
-}
-
-impl<'a> Api<'a> {
-    async fn new(app: &'a TestApp) -> Self {
-        let token = app.tenant_with_token(TENANT, true).await;
-        Self { app, token }
-    }
-
-    async fn call(&self, method: Method, path: &str, body: Option<&Value>) -> (u16, Value) {
-        self.app.call(TENANT, &self.token, method, path, body).await
-    }
-
-    /// A creation that must succeed; the full booking.
-    async fn booked(&self, body: &Value) -> Value {
-        let mut body = body.clone();
-        body["FullResponse"] = json!(true);
-        let (status, booking) = self
-            .call(Method::POST, "/api/booking/book", Some(&body))
-            .await;
-        assert_eq!(status, 200, "{booking}");
-        booking
-    }
-
-    async fn get(&self, path: &str) -> Value {
-        self.app.get_json(TENANT, path, &self.token).await
-    }
-}
 
 /// A creation for demo customer 3 of model 2 at Aeroparque, `from` to `to` days ahead.
 fn creation(from: u64, to: u64) -> Value {
