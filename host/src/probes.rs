@@ -56,10 +56,11 @@ async fn readiness(app: &App) -> Response<Body> {
     )
 }
 
-/// Serves the probes and `/metrics` over plain HTTP/1.1 until the listener fails.
+/// Serves the probes and `/metrics` over plain HTTP/1.1 for as long as the process runs (a
+/// failed `accept` waits and tries again, as on the API listener).
 pub async fn serve(app: Arc<App>, listener: TcpListener) -> anyhow::Result<()> {
     loop {
-        let (stream, peer) = listener.accept().await?;
+        let (stream, peer) = crate::server::accept(&listener).await;
         let app = app.clone();
         tokio::spawn(async move {
             let service = hyper::service::service_fn(move |request: Request<Incoming>| {

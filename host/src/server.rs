@@ -3,7 +3,7 @@
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use http::header::{ALLOW, AUTHORIZATION, CONTENT_LENGTH, HOST, RETRY_AFTER, WWW_AUTHENTICATE};
 use http::{HeaderValue, Method, Request, Response, StatusCode};
@@ -14,7 +14,7 @@ use rental_domain::query::QueryParams;
 use rental_domain::{ApiError, ErrorCode, ErrorResponse, Language};
 use rental_platform::{CORRELATION_HEADER, Component as PlatformComponent};
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 use tokio_rustls::TlsAcceptor;
 use tracing::Instrument as _;
 
@@ -33,16 +33,17 @@ use crate::tls;
 /// Largest request body accepted.
 pub const MAX_BODY: usize = 1 << 20;
 
-/// Accepts connections until the listener fails. With `tls`, each connection first completes
-/// a TLS handshake (within [`tls::HANDSHAKE_TIMEOUT`]; a failure costs that connection only)
-/// and speaks the HTTP version ALPN chose; without, HTTP/1.1 or HTTP/2 (prior knowledge).
+/// Accepts connections for as long as the process runs. With `tls`, each connection first
+/// completes a TLS handshake (within [`tls::HANDSHAKE_TIMEOUT`]; a failure costs that
+/// connection only) and speaks the HTTP version ALPN chose; without, HTTP/1.1 or HTTP/2 (prior
+/// knowledge).
 pub async fn serve(
     app: Arc<App>,
     listener: TcpListener,
     tls: Option<TlsAcceptor>,
 ) -> anyhow::Result<()> {
     loop {
-        let (stream, peer) = listener.accept().await?;
+        let (stream, peer) = accept(&listener).await;
         let _ = stream.set_nodelay(true);
         let app = app.clone();
         let tls = tls.clone();
@@ -59,6 +60,27 @@ pub async fn serve(
                 Err(_) => tracing::debug!(%peer, "TLS handshake timed out"),
             }
         });
+    }
+}
+
+/// Longest pause after a failed `accept`.
+const ACCEPT_BACKOFF_MAX: Duration = Duration::from_secs(1);
+
+/// The next connection of `listener`. A failed `accept` never ends serving: out of file
+/// descriptors (a flood of connections) or of kernel memory, it waits, from 10 ms doubling up
+/// to [`ACCEPT_BACKOFF_MAX`], for connections to close, and tries again; the connections
+/// waiting meanwhile stay in the kernel's backlog.
+pub(crate) async fn accept(listener: &TcpListener) -> (TcpStream, SocketAddr) {
+    let mut backoff = Duration::from_millis(10);
+    loop {
+        match listener.accept().await {
+            Ok(accepted) => return accepted,
+            Err(error) => {
+                tracing::warn!(%error, retry_in_ms = backoff.as_millis(), "accepting a connection failed");
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(ACCEPT_BACKOFF_MAX);
+            }
+        }
     }
 }
 

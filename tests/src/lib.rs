@@ -136,6 +136,8 @@ pub struct Options {
     pub log_filter: String,
     /// `--log-format json` rather than text.
     pub json_logs: bool,
+    /// Run the server with at most this many open files (`ulimit -n`), to exhaust them.
+    pub open_files: Option<u32>,
 }
 
 impl Options {
@@ -149,6 +151,7 @@ impl Options {
             tls: None,
             log_filter: "warn".to_owned(),
             json_logs: false,
+            open_files: None,
         }
     }
 
@@ -701,7 +704,20 @@ async fn start_server(database_url: &str, data_dir: &Path, options: &Options) ->
         .unwrap_or_else(components_dir);
     let cache = cache_dir();
     let log = data_dir.join("rentald.log");
-    let mut child = Command::new(rentald_bin())
+    // With a file limit, a shell lowers it and then becomes the server (same process).
+    let mut command = match options.open_files {
+        Some(limit) => {
+            let mut shell = Command::new("sh");
+            shell
+                .arg("-c")
+                .arg("ulimit -n \"$0\" && exec \"$@\"")
+                .arg(limit.to_string())
+                .arg(rentald_bin());
+            shell
+        }
+        None => Command::new(rentald_bin()),
+    };
+    let mut child = command
         .arg("--database-url")
         .arg(database_url)
         .arg("--data-dir")

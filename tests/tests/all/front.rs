@@ -190,3 +190,52 @@ async fn speaks_http2_with_prior_knowledge() {
     assert_eq!(response.version(), reqwest::Version::HTTP_2);
     assert_eq!(response.status(), 200);
 }
+
+/// Connections past the process's file limit make `accept` fail; that must not end the
+/// server: it waits for connections to close and serves again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn running_out_of_file_descriptors_does_not_stop_the_server() {
+    let mut options = Options::new(Backend::Sqlite);
+    options.open_files = Some(128);
+    let mut app = TestApp::spawn(options).await.expect("sqlite");
+    let token = app.tenant_with_token("acme", false).await;
+
+    // Past the limit, connections wait in the kernel's backlog; once that is full too, a
+    // connect waits for a free slot: stop there.
+    let mut flood = Vec::new();
+    for _ in 0..300 {
+        let connect = tokio::net::TcpStream::connect(app.addr);
+        match tokio::time::timeout(std::time::Duration::from_secs(1), connect).await {
+            Ok(Ok(stream)) => flood.push(stream),
+            _ => break,
+        }
+    }
+    assert!(flood.len() > 128, "{} connections", flood.len());
+    // Long enough for the server to accept what its limit allows and fail on the rest.
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    assert!(app.is_running(), "the server survived the flood");
+    drop(flood);
+
+    let mut served = false;
+    for _ in 0..50 {
+        if let Ok(response) = app
+            .client
+            .get(app.url("acme", "/api/cars"))
+            .bearer_auth(&token)
+            .send()
+            .await
+        {
+            served = response.status() == 200;
+            if served {
+                break;
+            }
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(served, "served again once the connections closed");
+    assert!(app.is_running());
+    assert!(
+        app.log().contains("accepting a connection failed"),
+        "the flood did exhaust the limit"
+    );
+}
