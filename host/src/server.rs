@@ -229,13 +229,18 @@ impl App {
             served.set_endpoint(path.to_owned(), None);
             return response;
         }
+        // The request target's authority (absolute form, HTTP/2's `:authority`) wins over
+        // Host (RFC 9112 section 3.2.2); two Host headers are a bad request.
+        if request.headers().get_all(HOST).iter().nth(1).is_some() {
+            return empty(StatusCode::BAD_REQUEST);
+        }
         let host = request
-            .headers()
-            .get(HOST)
-            .and_then(|h| h.to_str().ok())
-            .or_else(|| request.uri().authority().map(|a| a.as_str()));
+            .uri()
+            .authority()
+            .map(|authority| authority.as_str())
+            .or_else(|| request.headers().get(HOST).and_then(|h| h.to_str().ok()));
         let slug = match tenancy::tenant_slug(host, &self.base_domain) {
-            Ok(slug) => slug.to_owned(),
+            Ok(slug) => slug,
             Err(HostError::Missing | HostError::NotUnderBase) => {
                 return empty(StatusCode::BAD_REQUEST);
             }

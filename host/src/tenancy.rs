@@ -1,4 +1,7 @@
-//! Which tenant a request is for: `{tenant}.{base-domain}` in the Host header.
+//! Which tenant a request is for: `{tenant}.{base-domain}` in the request's authority.
+//!
+//! Host names are case-insensitive and may end with the root's dot (RFC 3986 section 3.2.2,
+//! RFC 1034): `ACME.localhost.` is tenant `acme`.
 
 /// Why no tenant slug could be read from a request.
 #[derive(Debug, PartialEq, Eq)]
@@ -9,21 +12,24 @@ pub enum HostError {
     NotUnderBase,
 }
 
-/// The tenant slug of a host (`demo.localhost:8080` -> `demo` with base `localhost`).
-pub fn tenant_slug<'a>(host: Option<&'a str>, base_domain: &str) -> Result<&'a str, HostError> {
+/// The tenant slug of a host (`demo.localhost:8080` -> `demo` with base `localhost`), in lower
+/// case.
+pub fn tenant_slug(host: Option<&str>, base_domain: &str) -> Result<String, HostError> {
     let host = host.ok_or(HostError::Missing)?;
     let name = strip_port(host);
+    let name = name.strip_suffix('.').unwrap_or(name);
+    let base = base_domain.strip_suffix('.').unwrap_or(base_domain);
     let slug = name
         .len()
-        .checked_sub(base_domain.len() + 1)
+        .checked_sub(base.len() + 1)
         .filter(|&cut| {
             name.is_char_boundary(cut)
                 && name[cut..].starts_with('.')
-                && name[cut + 1..].eq_ignore_ascii_case(base_domain)
+                && name[cut + 1..].eq_ignore_ascii_case(base)
         })
-        .map(|cut| &name[..cut])
+        .map(|cut| name[..cut].to_ascii_lowercase())
         .ok_or(HostError::NotUnderBase)?;
-    if is_valid_slug(slug) {
+    if is_valid_slug(&slug) {
         Ok(slug)
     } else {
         Err(HostError::NotUnderBase)
@@ -53,18 +59,16 @@ mod tests {
 
     #[test]
     fn reads_the_slug_under_the_base_domain() {
+        let slug = |host: &str, base: &str| tenant_slug(Some(host), base);
+        assert_eq!(slug("demo.localhost:8080", "localhost"), Ok("demo".into()));
         assert_eq!(
-            tenant_slug(Some("demo.localhost:8080"), "localhost"),
-            Ok("demo")
+            slug("acme-1.rent.example", "rent.example"),
+            Ok("acme-1".into())
         );
-        assert_eq!(
-            tenant_slug(Some("acme-1.rent.example"), "rent.example"),
-            Ok("acme-1")
-        );
-        assert_eq!(
-            tenant_slug(Some("ACME.Rent.Example"), "rent.example"),
-            Err(HostError::NotUnderBase)
-        );
+        // Case-insensitive, with the root's trailing dot allowed.
+        assert_eq!(slug("ACME.Rent.Example", "rent.example"), Ok("acme".into()));
+        assert_eq!(slug("acme.localhost.", "localhost"), Ok("acme".into()));
+        assert_eq!(slug("acme.localhost.:8080", "localhost"), Ok("acme".into()));
     }
 
     #[test]
@@ -76,6 +80,7 @@ mod tests {
             ".localhost",
             "-x.localhost",
             "x.localhost.evil",
+            "acme.localhost..",
         ] {
             assert_eq!(
                 tenant_slug(Some(host), "localhost"),

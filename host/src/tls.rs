@@ -66,7 +66,7 @@ impl ResolvesServerCert for Resolver {
         let own = hello
             .server_name()
             .and_then(|name| tenancy::tenant_slug(Some(name), &self.base_domain).ok())
-            .and_then(|slug| certificates.tenants.get(slug));
+            .and_then(|slug| certificates.tenants.get(&slug));
         Some(own.unwrap_or(&certificates.default).clone())
     }
 }

@@ -1,8 +1,11 @@
 //! What the host answers before any component runs: tenancy, routing, language, limits and the
 //! correlation id.
 
+use std::net::SocketAddr;
+
 use rentald_tests::{Backend, Options, TestApp};
 use serde_json::Value;
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
 async fn app() -> TestApp {
     TestApp::spawn(Options::new(Backend::Sqlite))
@@ -238,4 +241,64 @@ async fn running_out_of_file_descriptors_does_not_stop_the_server() {
         app.log().contains("accepting a connection failed"),
         "the flood did exhaust the limit"
     );
+}
+
+/// The status of a raw HTTP/1.1 request, written byte for byte as given.
+async fn raw_status(addr: SocketAddr, request: &str) -> u16 {
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).await.unwrap();
+    let answer = String::from_utf8_lossy(&answer);
+    let status = answer.split(' ').nth(1).unwrap_or_default();
+    status
+        .parse()
+        .unwrap_or_else(|_| panic!("no status in {answer:?}"))
+}
+
+/// `GET target` with one `Host` line per entry of `hosts` and a bearer token.
+fn get(target: &str, hosts: &[&str], token: &str) -> String {
+    let hosts: String = hosts
+        .iter()
+        .map(|host| format!("Host: {host}\r\n"))
+        .collect();
+    format!(
+        "GET {target} HTTP/1.1\r\n{hosts}Authorization: Bearer {token}\r\nConnection: close\r\n\r\n"
+    )
+}
+
+#[tokio::test]
+async fn host_names_follow_the_http_rules() {
+    let app = app().await;
+    let acme = app.tenant_with_token("acme", false).await;
+    let globex = app.tenant_with_token("globex", false).await;
+    let port = app.addr.port();
+    let acme_host = format!("acme.localhost:{port}");
+
+    // Host names are case-insensitive and may end with the root's dot.
+    for host in [
+        format!("ACME.localhost:{port}"),
+        format!("acme.LOCALHOST.:{port}"),
+        "acme.localhost.".to_owned(),
+    ] {
+        let status = raw_status(app.addr, &get("/api/cars", &[&host], &acme)).await;
+        assert_eq!(status, 200, "{host}");
+    }
+    let status = raw_status(app.addr, &get("/api/cars", &["acme.localhost.."], &acme)).await;
+    assert_eq!(status, 400);
+
+    // The request target's authority wins over Host: this is globex's request.
+    let absolute = format!("http://globex.localhost:{port}/api/cars");
+    let status = raw_status(app.addr, &get(&absolute, &[&acme_host], &acme)).await;
+    assert_eq!(status, 401, "acme's token is not globex's");
+    let status = raw_status(app.addr, &get(&absolute, &[&acme_host], &globex)).await;
+    assert_eq!(status, 200);
+
+    // Two Host headers are a bad request, even when they agree.
+    let status = raw_status(
+        app.addr,
+        &get("/api/cars", &[&acme_host, &acme_host], &acme),
+    )
+    .await;
+    assert_eq!(status, 400);
 }
