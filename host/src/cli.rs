@@ -545,11 +545,7 @@ async fn run_server(config: Config, storage: Storage) -> anyhow::Result<()> {
             // Printed before the API's line, which tests and scripts wait for.
             println!("metrics on http://{address}/metrics");
             let app = app.clone();
-            Some(AbortOnDrop(tokio::spawn(async move {
-                if let Err(e) = probes::serve(app, listener).await {
-                    tracing::error!(error = %e, "the metrics listener failed");
-                }
-            })))
+            Some(AbortOnDrop(tokio::spawn(probes::serve(app, listener))))
         }
         None => None,
     };
@@ -569,7 +565,7 @@ async fn run_server(config: Config, storage: Storage) -> anyhow::Result<()> {
             .await;
     }));
     tokio::select! {
-        result = server::serve(app, listener, tls) => result,
+        () = server::serve(app, listener, tls) => Ok(()),
         _ = tokio::signal::ctrl_c() => {
             tracing::info!("shutting down");
             Ok(())

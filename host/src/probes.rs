@@ -58,7 +58,7 @@ async fn readiness(app: &App) -> Response<Body> {
 
 /// Serves the probes and `/metrics` over plain HTTP/1.1 for as long as the process runs (a
 /// failed `accept` waits and tries again, as on the API listener).
-pub async fn serve(app: Arc<App>, listener: TcpListener) -> anyhow::Result<()> {
+pub async fn serve(app: Arc<App>, listener: TcpListener) {
     loop {
         let (stream, peer) = crate::server::accept(&listener).await;
         let app = app.clone();

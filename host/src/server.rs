@@ -10,7 +10,6 @@ use http::{HeaderValue, Method, Request, Response, StatusCode};
 use http_body_util::{BodyExt as _, Full, Limited};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo};
-use rental_domain::query::QueryParams;
 use rental_domain::{ApiError, ErrorCode, ErrorResponse, Language};
 use rental_platform::{CORRELATION_HEADER, Component as PlatformComponent};
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -37,11 +36,7 @@ pub const MAX_BODY: usize = 1 << 20;
 /// completes a TLS handshake (within [`tls::HANDSHAKE_TIMEOUT`]; a failure costs that
 /// connection only) and speaks the HTTP version ALPN chose; without, HTTP/1.1 or HTTP/2 (prior
 /// knowledge).
-pub async fn serve(
-    app: Arc<App>,
-    listener: TcpListener,
-    tls: Option<TlsAcceptor>,
-) -> anyhow::Result<()> {
+pub async fn serve(app: Arc<App>, listener: TcpListener, tls: Option<TlsAcceptor>) {
     loop {
         let (stream, peer) = accept(&listener).await;
         let _ = stream.set_nodelay(true);
@@ -506,7 +501,6 @@ fn bearer_challenge(tenant: &Tenant, host: &str, token_sent: bool) -> Response<B
 /// The value of the query parameter `name`, under the rule every component reads its own
 /// parameters by ([`rental_domain::query`]).
 fn query_param(query: Option<&str>, name: &str) -> Option<String> {
-    QueryParams::collect(url::form_urlencoded::parse(query?.as_bytes()))
-        .value(name)
-        .map(str::to_owned)
+    rental_domain::query::value(url::form_urlencoded::parse(query?.as_bytes()), name)
+        .map(std::borrow::Cow::into_owned)
 }

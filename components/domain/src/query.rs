@@ -45,14 +45,17 @@ impl QueryParams {
 
 /// The value of `name` among decoded pairs in query-string order, under the same rule as
 /// [`QueryParams`], without collecting them.
-pub fn value<'a>(
-    pairs: impl DoubleEndedIterator<Item = (&'a str, &'a str)>,
-    name: &str,
-) -> Option<&'a str> {
+pub fn value<K, V>(pairs: impl IntoIterator<Item = (K, V)>, name: &str) -> Option<V>
+where
+    K: AsRef<str>,
+    V: AsRef<str>,
+{
     pairs
-        .rev()
-        .find(|(key, _)| *key == name)
-        .and_then(|(_, value)| given(value))
+        .into_iter()
+        .filter(|(key, _)| key.as_ref() == name)
+        .last()
+        .map(|(_, value)| value)
+        .filter(|value| given(value.as_ref()).is_some())
 }
 
 /// A value that counts: not empty nor blank.
@@ -85,7 +88,7 @@ mod tests {
             ("missing", None),
         ] {
             assert_eq!(params.value(name), expected, "{name}");
-            assert_eq!(value(PAIRS.into_iter(), name), expected, "{name}");
+            assert_eq!(value(PAIRS, name), expected, "{name}");
         }
     }
 
@@ -93,6 +96,6 @@ mod tests {
     fn a_later_value_overrides_an_empty_one() {
         let pairs = [("language", ""), ("language", "es")];
         assert_eq!(QueryParams::collect(pairs).value("language"), Some("es"));
-        assert_eq!(value(pairs.into_iter(), "language"), Some("es"));
+        assert_eq!(value(pairs, "language"), Some("es"));
     }
 }
