@@ -12,6 +12,16 @@ use crate::booking::{Api, FREE, at};
 
 const TENANT: &str = "demo";
 
+/// A creation from `from` to `to` days ahead (as [`creation`]) with the top-level fields of
+/// `change` set.
+fn creation_with(from: u64, to: u64, change: &Value) -> Value {
+    let mut body = creation(from, to);
+    for (key, value) in change.as_object().unwrap() {
+        body[key] = value.clone();
+    }
+    body
+}
+
 /// A creation for demo customer 3 of model 2 at Aeroparque, `from` to `to` days ahead.
 fn creation(from: u64, to: u64) -> Value {
     json!({
@@ -293,10 +303,7 @@ on_both_backends! {
             json!({"Customer": {"Id": null, "Name": "Ana Null", "EmailAddress": "ana@example.com"}}),
             json!({"DeliveryPlace": {"Id": 1, "IsCustomAddress": null}}),
         ] {
-            let mut body = creation(FREE + 20, FREE + 22);
-            for (key, value) in change.as_object().unwrap() {
-                body[key] = value.clone();
-            }
+            let body = creation_with(FREE + 20, FREE + 22, &change);
             let (status, answer) = api.call(Method::POST, price, Some(&body)).await;
             assert_eq!(status, 200, "{change}: {answer}");
         }
@@ -306,10 +313,7 @@ on_both_backends! {
             (json!({"FromDate": null}), "FromDate"),
             (json!({"Additionals": [{"Additional": null, "Quantity": 1}]}), "Additionals[0].Additional.Id"),
         ] {
-            let mut body = creation(FREE + 20, FREE + 22);
-            for (key, value) in change.as_object().unwrap() {
-                body[key] = value.clone();
-            }
+            let body = creation_with(FREE + 20, FREE + 22, &change);
             let error = refused(api.call(Method::POST, "/api/booking/book", Some(&body)).await, 98);
             assert!(error["ErrorMessage"].as_str().unwrap().contains(field), "{change}: {error}");
         }
@@ -518,13 +522,7 @@ on_both_backends! {
     async fn promotions_a_price_of_zero_and_date_only_updates(app: TestApp) {
         let api = &Api::new(&app).await;
         let book = |body: Value| async move { api.call(Method::POST, "/api/booking/book", Some(&body)).await };
-        let with = |change: Value| {
-            let mut body = creation(FREE, FREE + 3);
-            for (key, value) in change.as_object().unwrap() {
-                body[key] = value.clone();
-            }
-            body
-        };
+        let with = |change: Value| creation_with(FREE, FREE + 3, &change);
         // Any promotion but null or a blank text is 24: the platform has none.
         for promotion in [
             json!({"PromotionCode": "SUMMER"}),
