@@ -138,6 +138,8 @@ pub struct Options {
     pub json_logs: bool,
     /// Run the server with at most this many open files (`ulimit -n`), to exhaust them.
     pub open_files: Option<u32>,
+    /// More `serve` options (ones the harness does not already pass).
+    pub serve_args: Vec<String>,
 }
 
 impl Options {
@@ -152,6 +154,7 @@ impl Options {
             log_filter: "warn".to_owned(),
             json_logs: false,
             open_files: None,
+            serve_args: Vec::new(),
         }
     }
 
@@ -742,6 +745,7 @@ async fn start_server(database_url: &str, data_dir: &Path, options: &Options) ->
         .arg("127.0.0.1:0")
         .arg("--log-format")
         .arg(if options.json_logs { "json" } else { "text" })
+        .args(&options.serve_args)
         .env("RUST_LOG", &options.log_filter)
         .stdout(Stdio::piped())
         .stderr(std::fs::File::create(&log).expect("log file"))
