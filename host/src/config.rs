@@ -173,6 +173,12 @@ options! {
             Limits::default().deadline.as_millis(),
         ))]
         request_timeout_ms: Option<u64>,
+        #[arg(long, env = "RENTALD_WRITE_TIMEOUT_MS", value_name = "MS", help = with_default(
+            "Time a component may keep a read-write transaction open, in milliseconds (at most \
+             the request timeout)",
+            Limits::default().write_deadline.as_millis(),
+        ))]
+        write_timeout_ms: Option<u64>,
         #[arg(long, env = "RENTALD_MEMORY_LIMIT_MIB", value_name = "MIB", help = with_default(
             "Linear memory one component instance may use, in MiB",
             Limits::default().memory_bytes >> 20,
@@ -238,10 +244,15 @@ impl ListenOptions {
 impl RuntimeOptions {
     fn limits(&self) -> Limits {
         let defaults = Limits::default();
+        let deadline = self
+            .request_timeout_ms
+            .map_or(defaults.deadline, Duration::from_millis);
         Limits {
-            deadline: self
-                .request_timeout_ms
-                .map_or(defaults.deadline, Duration::from_millis),
+            deadline,
+            write_deadline: self
+                .write_timeout_ms
+                .map_or(defaults.write_deadline, Duration::from_millis)
+                .min(deadline),
             memory_bytes: self
                 .memory_limit_mib
                 .map_or(defaults.memory_bytes, |mib| mib << 20),

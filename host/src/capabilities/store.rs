@@ -38,11 +38,15 @@ impl From<storage::Error> for StoreFailure {
 }
 
 impl HostState {
-    /// The open transaction behind `handle`, or `invalid` when it has committed.
+    /// The open transaction behind `handle`, or `invalid` when it has committed. A guest past
+    /// its write deadline traps here too, between statements as between epoch ticks.
     fn transaction(
         &mut self,
         handle: &Resource<Transaction>,
     ) -> Result<&mut DocTransaction, StoreFailure> {
+        if let Some(overrun) = self.write_overrun() {
+            return Err(StoreFailure::trap(wasmtime::Error::new(overrun)));
+        }
         let tx = self
             .table
             .get_mut(handle)
@@ -61,10 +65,13 @@ impl wit::Host for HostState {
         let tx = match self.storage.begin(&tenant, mode(requested)).await {
             Ok(tx) => tx,
             Err(error) => {
-                self.transactions.end();
+                self.transaction_ended();
                 return Err(error.into());
             }
         };
+        if matches!(requested, wit::Mode::ReadWrite) {
+            self.writing();
+        }
         self.table
             .push(Transaction(Some(tx)))
             .map_err(StoreFailure::trap)
@@ -179,14 +186,14 @@ impl wit::HostTransaction for HostState {
             .0
             .take()
             .ok_or_else(|| failure(StoreError::committed()))?;
-        self.transactions.end();
+        self.transaction_ended();
         Ok(tx.commit().await?)
     }
 
     async fn drop(&mut self, handle: Resource<Transaction>) -> wasmtime::Result<()> {
         // Dropping an uncommitted sqlx transaction rolls it back.
         if self.table.delete(handle)?.0.is_some() {
-            self.transactions.end();
+            self.transaction_ended();
         }
         Ok(())
     }

@@ -96,12 +96,21 @@ fn listen_flag_over_file_over_default() {
 fn runtime_flag_over_file_over_default() {
     let config = serve("", &["--plain-http"]);
     assert_eq!(config.limits.deadline, Limits::default().deadline);
+    assert_eq!(
+        config.limits.write_deadline,
+        Limits::default().write_deadline
+    );
     assert_eq!(config.limits.memory_bytes, Limits::default().memory_bytes);
 
     let file = "request_timeout_ms = 250\nmemory_limit_mib = 8\ncomponents_dir = \"c\"\n\
                 cache_dir = \"k\"\n";
     let config = serve(file, &["--plain-http"]);
     assert_eq!(config.limits.deadline, Duration::from_millis(250));
+    assert_eq!(
+        config.limits.write_deadline,
+        Duration::from_millis(250),
+        "never past the request's deadline"
+    );
     assert_eq!(config.limits.memory_bytes, 8 << 20);
     assert_eq!(config.components_dir, Path::new("c"));
     assert_eq!(config.cache_dir, Path::new("k"));
@@ -112,12 +121,15 @@ fn runtime_flag_over_file_over_default() {
             "--plain-http",
             "--memory-limit-mib",
             "16",
+            "--write-timeout-ms",
+            "100",
             "--cache-dir",
             "flag",
         ],
     );
     assert_eq!(config.limits.deadline, Duration::from_millis(250));
     assert_eq!(config.limits.memory_bytes, 16 << 20);
+    assert_eq!(config.limits.write_deadline, Duration::from_millis(100));
     assert_eq!(config.limits.max_instances, Limits::default().max_instances);
     assert_eq!(config.cache_dir, Path::new("flag"));
 }
@@ -213,6 +225,7 @@ fn the_help_shows_the_defaults() {
         ("listen", "127.0.0.1:8080"),
         ("base_domain", "localhost"),
         ("request_timeout_ms", "5000"),
+        ("write_timeout_ms", "1000"),
         ("memory_limit_mib", "64"),
         ("queue_poll_ms", "500"),
         ("component_poll_ms", "1000"),

@@ -37,6 +37,10 @@ use crate::storage::Storage;
 pub struct Limits {
     /// Wall-clock budget of one request inside its component.
     pub deadline: Duration,
+    /// How long a component may keep a read-write transaction open. On SQLite an open writer
+    /// stops every other writer of the database, so this is far below `deadline`: a guest that
+    /// computes (or loops) with a write open is stopped at this bound, not at its request's.
+    pub write_deadline: Duration,
     /// Linear memory of one instance.
     pub memory_bytes: usize,
     /// Instances alive at once (the pooling allocator's slots).
@@ -55,6 +59,7 @@ impl Default for Limits {
     fn default() -> Self {
         Self {
             deadline: Duration::from_secs(5),
+            write_deadline: Duration::from_secs(1),
             memory_bytes: 64 << 20,
             max_instances: 512,
         }
@@ -370,14 +375,19 @@ impl Runtime {
                 storage,
                 self.limits.memory_bytes,
                 self.limits.bank_timeout(),
+                self.limits.write_deadline,
                 stderr.clone(),
             ),
         );
         store.limiter(|state| &mut state.limits);
         // Yield to the executor at every tick so that the deadline below can cancel a guest
-        // that never returns on its own.
+        // that never returns on its own; a guest past its write deadline traps at the tick, and
+        // dropping its store rolls the transaction back.
         store.set_epoch_deadline(1);
-        store.epoch_deadline_callback(|_| Ok(UpdateDeadline::Yield(1)));
+        store.epoch_deadline_callback(|store| match store.data().write_overrun() {
+            Some(overrun) => Err(overrun.into()),
+            None => Ok(UpdateDeadline::Yield(1)),
+        });
 
         let (sender, receiver) = tokio::sync::oneshot::channel();
         let prepared: wasmtime::Result<_> = (|| {

@@ -1,7 +1,7 @@
 //! What a store holds for one request.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rental_domain::Language;
 use wasmtime::component::ResourceTable;
@@ -44,6 +44,10 @@ pub struct HostState {
     pub(crate) transactions: rental_store_sql::OneTransaction,
     /// How long a question to a bank may take.
     pub(crate) bank_timeout: Duration,
+    /// When the open read-write transaction began, if one is open.
+    writing_since: Option<Instant>,
+    /// How long a read-write transaction may stay open.
+    write_deadline: Duration,
 }
 
 /// Resources (streams, fields, transactions) one request may hold at once.
@@ -55,6 +59,7 @@ impl HostState {
         storage: Storage,
         memory_bytes: usize,
         bank_timeout: Duration,
+        write_deadline: Duration,
         stderr: MemoryOutputPipe,
     ) -> Self {
         let mut table = ResourceTable::new();
@@ -76,9 +81,35 @@ impl HostState {
             storage,
             transactions: Default::default(),
             bank_timeout,
+            writing_since: None,
+            write_deadline,
         }
     }
+
+    /// A read-write transaction began: its write deadline runs from now.
+    pub(crate) fn writing(&mut self) {
+        self.writing_since = Some(Instant::now());
+    }
+
+    /// The request's transaction ended (committed, dropped or never begun).
+    pub(crate) fn transaction_ended(&mut self) {
+        self.transactions.end();
+        self.writing_since = None;
+    }
+
+    /// Why the guest must stop now: it has kept a read-write transaction open past its write
+    /// deadline.
+    pub(crate) fn write_overrun(&self) -> Option<WriteOverrun> {
+        self.writing_since
+            .filter(|since| since.elapsed() > self.write_deadline)
+            .map(|_| WriteOverrun(self.write_deadline))
+    }
 }
+
+/// A guest kept a read-write transaction open longer than its write deadline.
+#[derive(Debug, thiserror::Error)]
+#[error("kept a read-write transaction open longer than the write deadline ({} ms)", .0.as_millis())]
+pub struct WriteOverrun(Duration);
 
 impl WasiView for HostState {
     fn ctx(&mut self) -> WasiCtxView<'_> {

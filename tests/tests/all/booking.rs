@@ -27,7 +27,7 @@ pub(crate) fn at(days: u64, hour: u32) -> String {
 
 /// A creation for demo customer 3 (Valentina Fernández, 29) at Aeroparque, from `from` to
 /// `to` days ahead, 10:00 to 10:00.
-fn body(vehicle: Value, from: u64, to: u64) -> Value {
+pub(crate) fn body(vehicle: Value, from: u64, to: u64) -> Value {
     let mut body = json!({
         "Customer": {"Id": 3},
         "FromDate": at(from, 10),
@@ -45,7 +45,7 @@ fn car(id: &str) -> Value {
     json!({"Car": {"Id": id}})
 }
 
-fn model(id: i64) -> Value {
+pub(crate) fn model(id: i64) -> Value {
     json!({"Car": {"Model": {"Id": id}}})
 }
 

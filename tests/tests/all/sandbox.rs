@@ -5,6 +5,8 @@ use std::time::Duration;
 use rentald_tests::{Backend, Options, TestApp, components_dir};
 use serde_json::Value;
 
+use crate::booking::{Api, FREE, body, model};
+
 /// A server whose `listing` component is the hostile test component (the other components
 /// are the real ones), with a 1 s deadline.
 async fn hostile_app() -> (TestApp, tempfile::TempDir) {
@@ -97,6 +99,45 @@ async fn runaway_components_cost_one_request() {
         app.get("evil", "/api/cars", &evil).await.status(),
         200,
         "and serves the same tenant again"
+    );
+}
+
+/// On SQLite an open write transaction stops every other writer of the database: a component
+/// that keeps one open while it computes is stopped at the write deadline (1 s by default), far
+/// before its request's (here 30 s), and another tenant's booking goes through meanwhile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_held_write_does_not_stop_other_tenants_writes() {
+    let dir = hostile_components();
+    let mut options = Options::new(Backend::Sqlite);
+    options.components_dir = Some(dir.path().to_path_buf());
+    options.request_timeout_ms = 30_000;
+    let app = TestApp::spawn(options).await.expect("sqlite");
+    let evil = app.tenant_with_token("evil", false).await;
+    let api = Api::new(&app).await;
+
+    let (held, booked) = tokio::join!(
+        app.get("evil", "/api/cars?behave=hold-write", &evil),
+        async {
+            // Book while the other tenant's component holds its write open.
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            let creation = body(model(2), FREE, FREE + 3);
+            tokio::time::timeout(Duration::from_secs(15), api.booked(&creation)).await
+        }
+    );
+    assert!(booked.is_ok(), "the booking waited for the held write");
+    let (status, body, id) = error_body(held).await;
+    assert_eq!(
+        (status, body["ErrorCode"].as_i64()),
+        (500, Some(99)),
+        "{body}"
+    );
+    // The request's fault line names the write deadline (its error may span several lines).
+    let log = app.log();
+    let fault = &log[log.find(&id).expect("the request is in the log")..];
+    let event = &fault[..fault.find("\n\u{1b}").unwrap_or(fault.len())];
+    assert!(
+        event.contains("write deadline (1000 ms)"),
+        "the log names the write deadline: {event}"
     );
 }
 

@@ -5,6 +5,7 @@
 //! - `alloc`: allocates until the memory limit stops it;
 //! - `recurse`: recurses until the stack limit stops it;
 //! - `panic`: panics;
+//! - `hold-write`: begins a read-write transaction and never returns, holding it;
 //! - `remember`: answers what the previous request left in a static, then leaves its own
 //!   tenant there: a fresh instance must always answer `""`;
 //! - anything else: answers 200 with the tenant it was given and how many bookings its store
@@ -37,6 +38,12 @@ impl Handler for Hostile {
             Some("loop") => loop {
                 std::hint::spin_loop();
             },
+            Some("hold-write") => {
+                let _held = Transaction::begin(Mode::ReadWrite)?;
+                loop {
+                    std::hint::spin_loop();
+                }
+            }
             Some("alloc") => {
                 let mut hoard: Vec<Vec<u8>> = Vec::new();
                 loop {
