@@ -185,9 +185,10 @@ impl Storage {
             .after_connect(move |conn, _| {
                 Box::pin(async move {
                     if backend == Backend::Sqlite {
+                        conn.execute(sqlite::PRAGMAS).await?;
                         conn.execute(
-                            "PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; \
-                             PRAGMA busy_timeout = 5000;",
+                            format!("PRAGMA busy_timeout = {}", sqlite::BUSY_TIMEOUT.as_millis())
+                                .as_str(),
                         )
                         .await?;
                     }
