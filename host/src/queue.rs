@@ -16,7 +16,7 @@
 //! | anything else, a trap, a timeout | `pending` again after a backoff, `dead` after [`Policy::max_attempts`] |
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http::{Method, Request, StatusCode};
@@ -87,8 +87,14 @@ pub async fn run(app: Arc<App>, policy: Policy) {
                 .await
             {
                 Ok(messages) => {
+                    let claimed = Instant::now();
                     for message in messages {
                         delivered_any = true;
+                        if claimed.elapsed() > policy.lease / 2
+                            && !keep_claim(&app, &policy, &message).await
+                        {
+                            continue;
+                        }
                         deliver(&app, &policy, *component, message).await;
                     }
                 }
@@ -97,6 +103,28 @@ pub async fn run(app: Arc<App>, policy: Policy) {
         }
         if !delivered_any {
             tokio::time::sleep(policy.poll).await;
+        }
+    }
+}
+
+/// Renews the lease of a message whose batch has run for half a lease already: a delivery
+/// takes at most the request deadline, under half a lease, so a message delivered with its
+/// lease renewed (or within the first half of its batch's) is never claimed twice by a live
+/// consumer. False when the claim is lost (the message is another consumer's now, or will be
+/// claimed again when its lease ends).
+async fn keep_claim(app: &App, policy: &Policy, message: &Claimed) -> bool {
+    match app.storage.renew_lease(message, policy.lease).await {
+        Ok(true) => true,
+        Ok(false) => {
+            tracing::warn!(
+                message = message.id,
+                "the message's lease ran out while it waited in its batch"
+            );
+            false
+        }
+        Err(e) => {
+            tracing::error!(message = message.id, error = %e, "renewing a message's lease");
+            false
         }
     }
 }

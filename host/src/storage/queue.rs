@@ -127,6 +127,23 @@ impl Storage {
         Ok(claimed)
     }
 
+    /// Extends a claim's lease to `lease` from now, so that a message waiting its turn in a
+    /// long batch is not claimed again meanwhile. False when the claim was lost already.
+    pub async fn renew_lease(&self, message: &Claimed, lease: std::time::Duration) -> Result<bool> {
+        let lease_end = super::now_micros()
+            .saturating_add(i64::try_from(lease.as_micros()).unwrap_or(i64::MAX));
+        let updated = sqlx::query(
+            "UPDATE queue SET available_at = $3 \
+             WHERE id = $1 AND attempts = $2 AND status = 'processing'",
+        )
+        .bind(message.id)
+        .bind(message.attempts)
+        .bind(lease_end)
+        .execute(self.pool())
+        .await?;
+        Ok(updated.rows_affected() == 1)
+    }
+
     /// Marks a claimed message delivered. False when the claim was lost (its lease ran out
     /// and another consumer took it).
     pub async fn ack_message(&self, message: &Claimed) -> Result<bool> {

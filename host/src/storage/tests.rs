@@ -515,6 +515,10 @@ async fn queue_messages_are_claimed_settled_and_dead_lettered() {
         assert_eq!(second[0].attempts, 2);
         assert!(!store.ack_message(&first[0]).await.unwrap(), "{backend}");
         assert!(
+            !store.renew_lease(&first[0], long).await.unwrap(),
+            "{backend}: a lost claim is not renewed"
+        );
+        assert!(
             store
                 .claim_messages("lease", 1, Duration::ZERO, 2)
                 .await
@@ -522,6 +526,22 @@ async fn queue_messages_are_claimed_settled_and_dead_lettered() {
                 .is_empty(),
             "{backend}: attempts exhausted"
         );
+        // A renewed lease keeps the message from other consumers.
+        publish(store, "a", "renewed", "{}").await;
+        let held = store
+            .claim_messages("renewed", 1, Duration::ZERO, 5)
+            .await
+            .unwrap();
+        assert!(store.renew_lease(&held[0], long).await.unwrap());
+        assert!(
+            store
+                .claim_messages("renewed", 1, Duration::ZERO, 5)
+                .await
+                .unwrap()
+                .is_empty(),
+            "{backend}: not claimable while its renewed lease runs"
+        );
+        assert!(store.ack_message(&held[0]).await.unwrap(), "{backend}");
         publish(store, "a", "dead", "{}").await;
         let doomed = store.claim_messages("dead", 1, long, 5).await.unwrap();
         assert!(
@@ -672,4 +692,24 @@ async fn kept_counts_follow_every_write_and_rollback() {
         );
     })
     .await;
+}
+
+/// A commit on SQLite is durable when it is acknowledged: every connection, sqlx's and the
+/// document store's own, syncs the log at each commit.
+#[tokio::test]
+async fn sqlite_commits_are_synced() {
+    let dbs = Databases::new().await;
+    let (_, store) = &dbs.stores[0];
+    let synchronous: i64 = sqlx::query_scalar("PRAGMA synchronous")
+        .fetch_one(store.pool())
+        .await
+        .unwrap();
+    const FULL: i64 = 2;
+    assert_eq!(synchronous, FULL, "sqlx's connections");
+    let connection = store.sqlite().unwrap().take().unwrap();
+    let synchronous: i64 = connection
+        .query_row("PRAGMA synchronous", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(synchronous, FULL, "the document store's connections");
+    dbs.drop_all().await;
 }
