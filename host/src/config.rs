@@ -17,7 +17,7 @@ use anyhow::Context as _;
 use clap::{Args, ValueEnum as _};
 use serde::Deserialize;
 
-use crate::runtime::Limits;
+use crate::runtime::{CpuShare, Limits};
 use crate::tls::TlsFiles;
 
 /// One layer of configuration over a lower one.
@@ -184,6 +184,18 @@ options! {
             Limits::default().memory_bytes >> 20,
         ))]
         memory_limit_mib: Option<usize>,
+        #[arg(long, env = "RENTALD_CPU_BURST_MS", value_name = "MS", help = with_default(
+            "Time a request runs its component unpaced; past it, the component is paced with \
+             its tenant's other long runners (--tenant-cpu-percent), in milliseconds",
+            Limits::default().cpu.burst.as_millis(),
+        ))]
+        cpu_burst_ms: Option<u64>,
+        #[arg(long, env = "RENTALD_TENANT_CPU_PERCENT", value_name = "PERCENT",
+            value_parser = clap::value_parser!(u8).range(1..=100), help = with_default(
+            "The part of one core a tenant's long-running components may use together, in percent",
+            Limits::default().cpu.share * 100.0,
+        ))]
+        tenant_cpu_percent: Option<u8>,
     }
 
     /// How often the background tasks of `serve` look for work.
@@ -256,6 +268,14 @@ impl RuntimeOptions {
             memory_bytes: self
                 .memory_limit_mib
                 .map_or(defaults.memory_bytes, |mib| mib << 20),
+            cpu: CpuShare {
+                burst: self
+                    .cpu_burst_ms
+                    .map_or(defaults.cpu.burst, Duration::from_millis),
+                share: self
+                    .tenant_cpu_percent
+                    .map_or(defaults.cpu.share, |percent| f64::from(percent) / 100.0),
+            },
             ..defaults
         }
     }

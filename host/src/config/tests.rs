@@ -130,8 +130,16 @@ fn runtime_flag_over_file_over_default() {
     assert_eq!(config.limits.deadline, Duration::from_millis(250));
     assert_eq!(config.limits.memory_bytes, 16 << 20);
     assert_eq!(config.limits.write_deadline, Duration::from_millis(100));
+    assert_eq!(config.limits.cpu, Limits::default().cpu);
     assert_eq!(config.limits.max_instances, Limits::default().max_instances);
     assert_eq!(config.cache_dir, Path::new("flag"));
+
+    let config = serve(
+        "cpu_burst_ms = 20\ntenant_cpu_percent = 50\n",
+        &["--plain-http", "--tenant-cpu-percent", "10"],
+    );
+    assert_eq!(config.limits.cpu.burst, Duration::from_millis(20));
+    assert_eq!(config.limits.cpu.share, 0.1);
 }
 
 #[test]
@@ -226,6 +234,8 @@ fn the_help_shows_the_defaults() {
         ("base_domain", "localhost"),
         ("request_timeout_ms", "5000"),
         ("write_timeout_ms", "1000"),
+        ("cpu_burst_ms", "50"),
+        ("tenant_cpu_percent", "25"),
         ("memory_limit_mib", "64"),
         ("queue_poll_ms", "500"),
         ("component_poll_ms", "1000"),

@@ -2,6 +2,7 @@
 //! hash), a fresh sandboxed store per request.
 
 mod cache;
+mod fairness;
 mod registry;
 mod state;
 
@@ -26,6 +27,8 @@ use wasmtime_wasi_http::{WasiHttp, WasiHttpView as _};
 pub use registry::ComponentStats;
 pub use state::{Caller, HostState, RequestContext};
 
+pub use fairness::CpuShare;
+use fairness::Pacer;
 use registry::Registry;
 use rental_platform::{Component as PlatformComponent, World};
 
@@ -45,6 +48,8 @@ pub struct Limits {
     pub memory_bytes: usize,
     /// Instances alive at once (the pooling allocator's slots).
     pub max_instances: u32,
+    /// How long-running guests share the cores between tenants.
+    pub cpu: CpuShare,
 }
 
 impl Limits {
@@ -62,6 +67,7 @@ impl Default for Limits {
             write_deadline: Duration::from_secs(1),
             memory_bytes: 64 << 20,
             max_instances: 512,
+            cpu: CpuShare::default(),
         }
     }
 }
@@ -104,6 +110,8 @@ pub struct Runtime {
     /// The platform's component files.
     components_dir: PathBuf,
     metrics: Arc<Metrics>,
+    /// Paces each tenant's long-running guests.
+    pacer: Arc<Pacer>,
 }
 
 /// A linker with the full WASI p2 command imports (a Rust std guest imports environment, exit
@@ -148,7 +156,7 @@ const KEEP_RESIDENT_TABLE: usize = 1 << 20;
 
 /// Interval of the epoch ticker: how often a running guest yields to the executor (and so how
 /// late a deadline can be noticed).
-const EPOCH_TICK: Duration = Duration::from_millis(10);
+const EPOCH_TICK: Duration = Duration::from_millis(1);
 
 impl Runtime {
     pub fn new(limits: Limits, cache_dir: PathBuf, metrics: Arc<Metrics>) -> anyhow::Result<Self> {
@@ -202,6 +210,7 @@ impl Runtime {
             registry: Registry::default(),
             components_dir: PathBuf::new(),
             metrics,
+            pacer: Arc::new(Pacer::new(limits.cpu)),
         })
     }
 
@@ -367,6 +376,7 @@ impl Runtime {
     {
         let deadline = self.limits.deadline;
         let name = request.component;
+        let clock = self.pacer.clock(&request.tenant.slug);
         let stderr = MemoryOutputPipe::new(GUEST_STDERR_BYTES);
         let mut store = Store::new(
             &self.engine,
@@ -380,13 +390,26 @@ impl Runtime {
             ),
         );
         store.limiter(|state| &mut state.limits);
-        // Yield to the executor at every tick so that the deadline below can cancel a guest
-        // that never returns on its own; a guest past its write deadline traps at the tick, and
-        // dropping its store rolls the transaction back.
+        // Yield to the executor at every tick, so that the deadline below can cancel a guest
+        // that never returns on its own and other requests get the core; past its burst the
+        // guest is paced with its tenant's other long runners. A guest past its write deadline
+        // traps at the tick, and dropping its store rolls the transaction back.
         store.set_epoch_deadline(1);
-        store.epoch_deadline_callback(|store| match store.data().write_overrun() {
-            Some(overrun) => Err(overrun.into()),
-            None => Ok(UpdateDeadline::Yield(1)),
+        let pacer = self.pacer.clone();
+        let started = Instant::now();
+        store.epoch_deadline_callback(move |store| {
+            if let Some(overrun) = store.data().write_overrun() {
+                return Err(overrun.into());
+            }
+            if started.elapsed() <= pacer.burst() {
+                return Ok(UpdateDeadline::Yield(1));
+            }
+            let wait = pacer.charge(clock, EPOCH_TICK);
+            Ok(if wait.is_zero() {
+                UpdateDeadline::Yield(1)
+            } else {
+                UpdateDeadline::YieldCustom(1, Box::pin(tokio::time::sleep(wait)))
+            })
         });
 
         let (sender, receiver) = tokio::sync::oneshot::channel();

@@ -141,6 +141,59 @@ async fn a_held_write_does_not_stop_other_tenants_writes() {
     );
 }
 
+/// CPU time the process `pid` has used so far (user and system), from `/proc/PID/stat`.
+fn cpu_time(pid: u32) -> Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // Fields after the command name, which is in parentheses: utime and stime are the 12th
+    // and 13th, in clock ticks (100 a second on Linux).
+    let fields: Vec<u64> = stat[stat.rfind(')').unwrap() + 2..]
+        .split(' ')
+        .skip(11)
+        .take(2)
+        .map(|field| field.parse().unwrap())
+        .collect();
+    Duration::from_millis((fields[0] + fields[1]) * 10)
+}
+
+/// A tenant's components that compute for long are paced together: four of them looping for
+/// two seconds use about a tenth of one core (`--tenant-cpu-percent 10`), not every core.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_tenants_long_runners_share_a_part_of_one_core() {
+    let dir = hostile_components();
+    let mut options = Options::new(Backend::Sqlite);
+    options.components_dir = Some(dir.path().to_path_buf());
+    options.request_timeout_ms = 2_000;
+    options.serve_args = vec!["--tenant-cpu-percent".into(), "10".into()];
+    let app = TestApp::spawn(options).await.expect("sqlite");
+    let hog = app.tenant_with_token("hog", false).await;
+    let good = app.tenant_with_token("good", false).await;
+    assert_eq!(app.get("hog", "/api/cars", &hog).await.status(), 200);
+
+    let before = cpu_time(app.pid());
+    let path = "/api/cars?behave=loop";
+    let (first, second, third, fourth, bystander) = tokio::join!(
+        app.get("hog", path, &hog),
+        app.get("hog", path, &hog),
+        app.get("hog", path, &hog),
+        app.get("hog", path, &hog),
+        async {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            app.get("good", "/api/cars", &good).await.status()
+        }
+    );
+    let used = cpu_time(app.pid()) - before;
+    for looped in [first, second, third, fourth] {
+        assert_eq!(looped.status(), 503, "each loop ends at its deadline");
+    }
+    assert_eq!(bystander, 200, "the other tenant is served");
+    // Unpaced, the four loops would take both cores for two seconds (4 s of CPU); paced, a
+    // tenth of a core plus each one's 50 ms burst, and the host's own work.
+    assert!(
+        used < Duration::from_millis(1_200),
+        "the loops used {used:?} of CPU"
+    );
+}
+
 #[tokio::test]
 async fn a_component_only_sees_its_request_tenant() {
     let (app, _dir) = hostile_app().await;

@@ -1,0 +1,123 @@
+//! Sharing the cores between tenants.
+//!
+//! A request runs its guest at full speed for a short burst, which is all a well-behaved
+//! request needs (the platform's components answer in a few milliseconds). Past the burst the
+//! guest is a long runner, and long runners are paced per tenant: each tick one of them runs
+//! is charged to its tenant's clock at the price of a tick of a whole core divided by the
+//! tenant's share, and a long runner whose tenant is ahead of real time sleeps until it is
+//! not. So all of one tenant's long runners together use at most `share` of one core, however
+//! many there are, while other tenants' requests keep the rest (and the cores' run queues stay
+//! short: a paced guest sleeps, it does not wait in line).
+//!
+//! Tenants are mapped to a fixed number of clocks by a hash of their slug, so the memory is
+//! bounded whatever the number of tenants; two tenants on one clock share one share, which
+//! only matters when both run long requests at once.
+
+use std::hash::BuildHasher;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// Clocks, shared by the tenants whose slugs hash alike.
+const CLOCKS: usize = 1024;
+
+/// How guests share the cores.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CpuShare {
+    /// Time a request runs unpaced.
+    pub burst: Duration,
+    /// The part of one core all of a tenant's long runners may use together (0 < share <= 1).
+    pub share: f64,
+}
+
+impl Default for CpuShare {
+    fn default() -> Self {
+        Self {
+            burst: Duration::from_millis(50),
+            share: 0.25,
+        }
+    }
+}
+
+/// The tenants' clocks.
+pub struct Pacer {
+    config: CpuShare,
+    started: Instant,
+    hasher: std::collections::hash_map::RandomState,
+    /// Per clock: the time, in nanoseconds since `started`, up to which its tenants' long runners
+    /// have been paid for.
+    paid_until: Box<[AtomicU64]>,
+}
+
+impl Pacer {
+    pub fn new(config: CpuShare) -> Self {
+        Self {
+            config,
+            started: Instant::now(),
+            hasher: Default::default(),
+            paid_until: (0..CLOCKS).map(|_| AtomicU64::new(0)).collect(),
+        }
+    }
+
+    pub fn burst(&self) -> Duration {
+        self.config.burst
+    }
+
+    /// The clock of `tenant`.
+    pub fn clock(&self, tenant: &str) -> usize {
+        // The remainder is below CLOCKS, so it fits.
+        (self.hasher.hash_one(tenant) % CLOCKS as u64) as usize
+    }
+
+    /// Charges `ran` of a long runner to `clock`, and says how long that runner must sleep
+    /// before it runs again.
+    pub fn charge(&self, clock: usize, ran: Duration) -> Duration {
+        let now = nanos(self.started.elapsed());
+        let price = nanos(ran.div_f64(self.config.share));
+        let paid_until = &self.paid_until[clock];
+        let mut previous = paid_until.load(Ordering::Relaxed);
+        loop {
+            let start = previous.max(now);
+            match paid_until.compare_exchange_weak(
+                previous,
+                start.saturating_add(price),
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return Duration::from_nanos(start - now),
+                Err(current) => previous = current,
+            }
+        }
+    }
+}
+
+fn nanos(duration: Duration) -> u64 {
+    u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_tenants_long_runners_share_one_share() {
+        let pacer = Pacer::new(CpuShare {
+            burst: Duration::from_millis(50),
+            share: 0.25,
+        });
+        let tick = Duration::from_millis(10);
+        let clock = pacer.clock("hog");
+        // The first tick is paid from now: no wait; each further one waits for the ones
+        // before it, at four times their length.
+        assert_eq!(pacer.charge(clock, tick), Duration::ZERO);
+        let second = pacer.charge(clock, tick);
+        assert!(second > Duration::from_millis(35) && second <= Duration::from_millis(40));
+        let third = pacer.charge(clock, tick);
+        assert!(third > Duration::from_millis(75) && third <= Duration::from_millis(80));
+        // Another tenant's clock is untouched (unless its slug hashes alike).
+        let other = (0..100)
+            .map(|i| format!("tenant{i}"))
+            .find(|slug| pacer.clock(slug) != clock)
+            .unwrap();
+        assert_eq!(pacer.charge(pacer.clock(&other), tick), Duration::ZERO);
+    }
+}
