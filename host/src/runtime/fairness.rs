@@ -23,7 +23,8 @@ const CLOCKS: usize = 1024;
 /// How guests share the cores.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CpuShare {
-    /// Time a request runs unpaced.
+    /// Running time a request has unpaced (counted in epoch ticks it runs into, so time spent
+    /// waiting for a core or for I/O does not count).
     pub burst: Duration,
     /// The part of one core all of a tenant's long runners may use together (0 < share <= 1).
     pub share: f64,

@@ -396,12 +396,16 @@ impl Runtime {
         // traps at the tick, and dropping its store rolls the transaction back.
         store.set_epoch_deadline(1);
         let pacer = self.pacer.clone();
-        let started = Instant::now();
+        // Ticks the guest has run into: its running time in ticks, about (a guest that waited
+        // for a core or for I/O across several ticks counts one), so a request slowed down by
+        // a busy host is not taken for a long runner.
+        let mut ran = Duration::ZERO;
         store.epoch_deadline_callback(move |store| {
             if let Some(overrun) = store.data().write_overrun() {
                 return Err(overrun.into());
             }
-            if started.elapsed() <= pacer.burst() {
+            ran += EPOCH_TICK;
+            if ran <= pacer.burst() {
                 return Ok(UpdateDeadline::Yield(1));
             }
             let wait = pacer.charge(clock, EPOCH_TICK);
