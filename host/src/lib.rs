@@ -10,6 +10,7 @@ mod capabilities;
 mod catalog;
 pub mod cli;
 mod config;
+mod front;
 mod metrics;
 mod probes;
 mod queue;

@@ -3,7 +3,7 @@
 
 use http::Method;
 
-pub use rental_platform::routes::{Access, Matched, find};
+pub use rental_platform::routes::{Access, Matched, Route, find};
 
 /// The paths the host answers itself, without a component.
 pub const TOKEN_PATH: &str = "/auth/token";

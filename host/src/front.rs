@@ -1,0 +1,521 @@
+//! The request path in front of the components: a chain of small steps (tenant, route, caller,
+//! language, body, component), each answering `Ok` to go on or a typed [`Rejection`], which
+//! [`Rejection::response`] turns into the answer, in one place.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Instant;
+
+use bytes::Bytes;
+use http::header::{ALLOW, AUTHORIZATION, CONTENT_LENGTH, HOST, RETRY_AFTER, WWW_AUTHENTICATE};
+use http::request::Parts;
+use http::{HeaderMap, HeaderValue, Method, Request, Response, StatusCode};
+use http_body_util::{BodyExt as _, Full, Limited};
+use hyper::body::Incoming;
+use rental_domain::{ApiError, ErrorCode, ErrorResponse, Language};
+use rental_platform::{CORRELATION_HEADER, Component as PlatformComponent};
+use tracing::Instrument as _;
+
+use crate::app::App;
+use crate::auth::{self, AuthError, TokenRequest};
+use crate::metrics;
+use crate::probes;
+use crate::response::{Body, empty, json};
+use crate::routes::{self, Access, Matched, Route};
+use crate::runtime::{Caller, Outcome, RequestContext};
+use crate::storage::cache::CachedTenant;
+use crate::storage::tenants::Tenant;
+use crate::tenancy::{self, HostError};
+
+/// Largest request body accepted.
+pub const MAX_BODY: usize = 1 << 20;
+
+/// Why the front door answered a request itself, instead of a component.
+#[derive(Debug)]
+enum Rejection {
+    /// Two Host headers, or a host naming no tenant under the base domain: 400.
+    BadHost,
+    /// No such tenant (or a disabled one), or no such path: 404.
+    NotFound,
+    /// The path is served with other methods: 405 with `Allow`.
+    WrongMethod(Vec<Method>),
+    /// The tenant could not be read: 503.
+    TenantUnavailable,
+    /// Authentication refused or failed, on `tenant`'s host `host`.
+    Auth {
+        error: AuthError,
+        tenant: Arc<Tenant>,
+        host: String,
+    },
+    /// The body is larger than [`MAX_BODY`]: 413.
+    TooLarge,
+    /// The body could not be read: 400.
+    BadBody,
+    /// An error of the interface's own, its body in `language`: an unsupported `language`, a
+    /// component that could not be loaded, failed or ran past its deadline.
+    Api {
+        status: StatusCode,
+        code: ErrorCode,
+        language: Language,
+    },
+}
+
+impl Rejection {
+    fn auth(error: AuthError, tenant: &Arc<Tenant>, host: &str) -> Self {
+        Self::Auth {
+            error,
+            tenant: tenant.clone(),
+            host: host.to_owned(),
+        }
+    }
+
+    /// The answer; an error body carries the request's correlation id.
+    fn response(self, correlation_id: &str) -> Response<Body> {
+        match self {
+            Self::BadHost | Self::BadBody => empty(StatusCode::BAD_REQUEST),
+            Self::NotFound => empty(StatusCode::NOT_FOUND),
+            Self::WrongMethod(allowed) => {
+                let mut response = empty(StatusCode::METHOD_NOT_ALLOWED);
+                let allow = allowed
+                    .iter()
+                    .map(Method::as_str)
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                if let Ok(value) = HeaderValue::from_str(&allow) {
+                    response.headers_mut().insert(ALLOW, value);
+                }
+                response
+            }
+            Self::TenantUnavailable => empty(StatusCode::SERVICE_UNAVAILABLE),
+            Self::Auth {
+                error,
+                tenant,
+                host,
+            } => auth_failure(&tenant, &host, error),
+            Self::TooLarge => empty(StatusCode::PAYLOAD_TOO_LARGE),
+            Self::Api {
+                status,
+                code,
+                language,
+            } => json(
+                status,
+                &ErrorResponse::new(
+                    &ApiError::new(code),
+                    language,
+                    Some(correlation_id.to_owned()),
+                ),
+            ),
+        }
+    }
+}
+
+/// What the front door learnt about a request: its access line's and its metrics' labels.
+struct Served {
+    correlation_id: String,
+    /// Set once the tenant is known to exist.
+    tenant: Option<String>,
+    /// The route template (`GET /api/booking/{id}`), never the raw path.
+    endpoint: String,
+    component: Option<PlatformComponent>,
+}
+
+impl Served {
+    fn tenant(&self) -> &str {
+        self.tenant.as_deref().unwrap_or(metrics::NONE)
+    }
+
+    fn set_tenant(&mut self, slug: &str) {
+        tracing::Span::current().record("tenant", slug);
+        self.tenant = Some(slug.to_owned());
+    }
+
+    fn set_endpoint(&mut self, endpoint: String, component: Option<PlatformComponent>) {
+        let span = tracing::Span::current();
+        span.record("endpoint", endpoint.as_str());
+        if let Some(component) = component {
+            span.record("component", component.name());
+        }
+        self.endpoint = endpoint;
+        self.component = component;
+    }
+}
+
+/// An event naming its request (correlation id, tenant, endpoint, component) by its own
+/// fields, so that it does even where the request's span is filtered out.
+macro_rules! request_event {
+    ($level:expr, $served:expr, $($rest:tt)+) => {
+        request_event!(target: module_path!(), $level, $served, $($rest)+)
+    };
+    (target: $target:expr, $level:expr, $served:expr, $($rest:tt)+) => {
+        tracing::event!(
+            target: $target,
+            $level,
+            correlation_id = %$served.correlation_id,
+            tenant = $served.tenant(),
+            endpoint = %$served.endpoint,
+            component = $served.component.map_or(metrics::NONE, PlatformComponent::name),
+            $($rest)+
+        )
+    };
+}
+
+impl App {
+    /// Answers one request, and logs and counts it.
+    pub(crate) async fn handle(
+        &self,
+        request: Request<Incoming>,
+        peer: SocketAddr,
+    ) -> Response<Body> {
+        let started = Instant::now();
+        let method = request.method().clone();
+        let mut served = Served {
+            correlation_id: uuid::Uuid::new_v4().simple().to_string(),
+            tenant: None,
+            endpoint: metrics::UNMATCHED.to_owned(),
+            component: None,
+        };
+        let span = tracing::info_span!(
+            "request",
+            correlation_id = %served.correlation_id,
+            %method,
+            path = %request.uri().path(),
+            tenant = tracing::field::Empty,
+            endpoint = tracing::field::Empty,
+            component = tracing::field::Empty,
+        );
+        let mut response = self
+            .route(request, &mut served)
+            .instrument(span.clone())
+            .await;
+        if let Ok(value) = HeaderValue::from_str(&served.correlation_id) {
+            response.headers_mut().insert(CORRELATION_HEADER, value);
+        }
+        let status = response.status().as_u16();
+        let elapsed = started.elapsed();
+        self.metrics
+            .request_served(served.tenant(), &served.endpoint, status, elapsed);
+        span.in_scope(|| {
+            request_event!(
+                target: "rentald::access",
+                tracing::Level::INFO,
+                served,
+                %method,
+                status,
+                duration_ms = elapsed.as_secs_f64() * 1e3,
+                %peer,
+                "served"
+            );
+        });
+        response
+    }
+
+    async fn route(&self, request: Request<Incoming>, served: &mut Served) -> Response<Body> {
+        match self.front(request, served).await {
+            Ok(response) => response,
+            Err(rejection) => rejection.response(&served.correlation_id),
+        }
+    }
+
+    /// The request's way through the front door: the host's own paths, then the tenant's.
+    async fn front(
+        &self,
+        request: Request<Incoming>,
+        served: &mut Served,
+    ) -> Result<Response<Body>, Rejection> {
+        let path = request.uri().path();
+        if let Some(response) = probes::probe(self, path).await {
+            served.set_endpoint(path.to_owned(), None);
+            return Ok(response);
+        }
+        if let Some(response) = self.api_docs.answer(request.method(), path) {
+            served.set_endpoint(path.to_owned(), None);
+            return Ok(response);
+        }
+        let host = host(&request)?.to_owned();
+        let cached = self.tenant(&host, served).await?;
+        if request.uri().path() == routes::TOKEN_PATH {
+            if request.method() != Method::POST {
+                return Err(Rejection::WrongMethod(vec![Method::POST]));
+            }
+            served.set_endpoint(format!("{} {}", Method::POST, routes::TOKEN_PATH), None);
+            return self.token(request, &cached).await;
+        }
+        let route = route(&request)?;
+        served.set_endpoint(
+            format!("{} {}", route.method, route.path),
+            Some(route.component),
+        );
+        let caller = self.caller(&request, &cached, route.access, &host).await?;
+        let language = language(&request, &cached.tenant)?;
+        let (parts, body) = request.into_parts();
+        let body = read_body(&parts.headers, body).await?;
+        let context = RequestContext {
+            tenant: cached.tenant.clone(),
+            component: route.component,
+            caller,
+            language,
+            correlation_id: served.correlation_id.clone(),
+        };
+        self.component(served, context, parts, body).await
+    }
+
+    /// The tenant the host names, when it exists and is enabled.
+    async fn tenant(
+        &self,
+        host: &str,
+        served: &mut Served,
+    ) -> Result<Arc<CachedTenant>, Rejection> {
+        let slug = match tenancy::tenant_slug(Some(host), &self.base_domain) {
+            Ok(slug) => slug,
+            Err(HostError::Missing | HostError::NotUnderBase) => return Err(Rejection::BadHost),
+        };
+        match self.storage.cached_tenant(&slug).await {
+            Ok(Some(cached)) if cached.tenant.enabled => {
+                served.set_tenant(&slug);
+                Ok(cached)
+            }
+            Ok(_) => Err(Rejection::NotFound),
+            Err(e) => {
+                tracing::error!(error = %e, "reading the tenant");
+                Err(Rejection::TenantUnavailable)
+            }
+        }
+    }
+
+    /// The API user calling a route that needs a permission.
+    async fn caller(
+        &self,
+        request: &Request<Incoming>,
+        cached: &CachedTenant,
+        access: Access,
+        host: &str,
+    ) -> Result<Option<Caller>, Rejection> {
+        let Access::Permission(permission) = access else {
+            return Ok(None);
+        };
+        let authorization = request
+            .headers()
+            .get(AUTHORIZATION)
+            .and_then(|h| h.to_str().ok());
+        auth::authorize(&self.storage, cached, authorization, permission)
+            .await
+            .map(Some)
+            .map_err(|error| Rejection::auth(error, &cached.tenant, host))
+    }
+
+    /// Runs the component serving the request.
+    async fn component(
+        &self,
+        served: &Served,
+        context: RequestContext,
+        parts: Parts,
+        body: Bytes,
+    ) -> Result<Response<Body>, Rejection> {
+        let language = context.language;
+        let failed = |status, code| Rejection::Api {
+            status,
+            code,
+            language,
+        };
+        let component = match self
+            .runtime
+            .component_for(&self.storage, &context.tenant.slug, context.component)
+            .await
+        {
+            Ok(component) => component,
+            Err(e) => {
+                request_event!(tracing::Level::ERROR, served, error = %format!("{e:#}"), "component not available");
+                return Err(failed(StatusCode::SERVICE_UNAVAILABLE, ErrorCode::Unknown));
+            }
+        };
+        let guest_request = Request::from_parts(parts, Full::new(body));
+        match self
+            .runtime
+            .handle(&component, self.storage.clone(), context, guest_request)
+            .await
+        {
+            Outcome::Response(response) => Ok(response.map(Full::new)),
+            Outcome::Trap(trap) => {
+                request_event!(
+                    tracing::Level::ERROR,
+                    served,
+                    fault = "guest",
+                    error = ?trap,
+                    "component failed"
+                );
+                Err(failed(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    ErrorCode::Unknown,
+                ))
+            }
+            Outcome::Timeout => {
+                request_event!(
+                    tracing::Level::WARN,
+                    served,
+                    fault = "guest",
+                    "component ran past its deadline"
+                );
+                Err(failed(StatusCode::SERVICE_UNAVAILABLE, ErrorCode::Timeout))
+            }
+        }
+    }
+
+    /// The token endpoint: a client-credentials token for an API user of the tenant.
+    async fn token(
+        &self,
+        request: Request<Incoming>,
+        cached: &CachedTenant,
+    ) -> Result<Response<Body>, Rejection> {
+        let refused = |error| Rejection::auth(error, &cached.tenant, "");
+        let authorization = request
+            .headers()
+            .get(AUTHORIZATION)
+            .and_then(|h| h.to_str().ok())
+            .map(str::to_owned);
+        let form = match Limited::new(request.into_body(), MAX_BODY).collect().await {
+            Ok(body) => body.to_bytes(),
+            Err(_) => return Err(refused(AuthError::InvalidRequest)),
+        };
+        let parsed = TokenRequest::parse(&form, authorization.as_deref()).map_err(refused)?;
+        let token = auth::issue_token(&self.storage, &self.throttle, cached, parsed)
+            .await
+            .map_err(refused)?;
+        let mut response = json(
+            StatusCode::OK,
+            &serde_json::json!({
+                "access_token": token,
+                "token_type": "bearer",
+                "expires_in": auth::TOKEN_LIFETIME_SECS,
+            }),
+        );
+        // RFC 6749 section 5.1.
+        response
+            .headers_mut()
+            .insert("cache-control", HeaderValue::from_static("no-store"));
+        Ok(response)
+    }
+}
+
+/// The host the request names: the request target's authority (absolute form, HTTP/2's
+/// `:authority`) wins over Host (RFC 9112 section 3.2.2); two Host headers are a bad request.
+fn host(request: &Request<Incoming>) -> Result<&str, Rejection> {
+    if request.headers().get_all(HOST).iter().nth(1).is_some() {
+        return Err(Rejection::BadHost);
+    }
+    request
+        .uri()
+        .authority()
+        .map(|authority| authority.as_str())
+        .or_else(|| request.headers().get(HOST).and_then(|h| h.to_str().ok()))
+        .ok_or(Rejection::BadHost)
+}
+
+/// The platform route of the request's method and path.
+fn route(request: &Request<Incoming>) -> Result<&'static Route, Rejection> {
+    match routes::find(request.method(), request.uri().path()) {
+        Matched::Route(route) => Ok(route),
+        Matched::NotFound => Err(Rejection::NotFound),
+        Matched::WrongMethod(allowed) => Err(Rejection::WrongMethod(allowed)),
+    }
+}
+
+/// The response language: the `language` parameter, else the tenant's default.
+fn language(request: &Request<Incoming>, tenant: &Tenant) -> Result<Language, Rejection> {
+    let default = tenant
+        .settings
+        .get("default_language")
+        .and_then(|l| Language::parse(l))
+        .unwrap_or(Language::En);
+    match query_param(request.uri().query(), "language") {
+        None => Ok(default),
+        Some(value) => Language::parse(&value).ok_or(Rejection::Api {
+            status: StatusCode::BAD_REQUEST,
+            code: ErrorCode::LanguageNotSupported,
+            language: default,
+        }),
+    }
+}
+
+/// The whole body, up to [`MAX_BODY`].
+async fn read_body(headers: &HeaderMap, body: Incoming) -> Result<Bytes, Rejection> {
+    let declared_too_large = headers
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok())
+        .is_some_and(|n| n > MAX_BODY as u64);
+    if declared_too_large {
+        return Err(Rejection::TooLarge);
+    }
+    match Limited::new(body, MAX_BODY).collect().await {
+        Ok(body) => Ok(body.to_bytes()),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(Rejection::TooLarge),
+        Err(_) => Err(Rejection::BadBody),
+    }
+}
+
+/// The answer to a refused or failed authentication: the token endpoint's RFC 6749 section 5.2
+/// errors; for a bearer check, 401 with the RFC 6750 challenge for `host`, or 403, as the
+/// contract and the tenant's `auth_failure_status` setting say; 503 when the host could not
+/// decide.
+fn auth_failure(tenant: &Tenant, host: &str, error: AuthError) -> Response<Body> {
+    let status = match &error {
+        AuthError::InvalidRequest | AuthError::UnsupportedGrantType => StatusCode::BAD_REQUEST,
+        AuthError::InvalidClient => StatusCode::UNAUTHORIZED,
+        AuthError::Throttled(_) => StatusCode::TOO_MANY_REQUESTS,
+        AuthError::Forbidden => return empty(StatusCode::FORBIDDEN),
+        AuthError::Unauthenticated { token_sent } => {
+            return bearer_challenge(tenant, host, *token_sent);
+        }
+        AuthError::Storage(_)
+        | AuthError::SigningKey(_)
+        | AuthError::Signing(_)
+        | AuthError::Verifying(_) => {
+            tracing::error!(error = %error, "authenticating the caller");
+            return empty(StatusCode::SERVICE_UNAVAILABLE);
+        }
+    };
+    let code = error.oauth_code().unwrap_or_default();
+    let mut response = json(status, &serde_json::json!({ "error": code }));
+    if let AuthError::Throttled(seconds) = error {
+        response
+            .headers_mut()
+            .insert(RETRY_AFTER, HeaderValue::from(seconds));
+    }
+    if status == StatusCode::UNAUTHORIZED {
+        // RFC 6749 section 5.2: a 401 for client authentication carries a challenge.
+        response.headers_mut().insert(
+            WWW_AUTHENTICATE,
+            HeaderValue::from_static("Basic realm=\"rentald\""),
+        );
+    }
+    response
+}
+
+/// 401 with the RFC 6750 challenge, or 403 where the tenant's `auth_failure_status` says so.
+fn bearer_challenge(tenant: &Tenant, host: &str, token_sent: bool) -> Response<Body> {
+    let always_403 = tenant
+        .settings
+        .get("auth_failure_status")
+        .map(String::as_str)
+        == Some("403");
+    if always_403 {
+        return empty(StatusCode::FORBIDDEN);
+    }
+    let mut challenge = format!(
+        "Bearer authorization_uri=\"https://{host}/auth/token\", resource_id=\"https://{host}/api\""
+    );
+    if token_sent {
+        challenge.push_str(", error=\"invalid_token\"");
+    }
+    let mut response = empty(StatusCode::UNAUTHORIZED);
+    if let Ok(value) = HeaderValue::from_str(&challenge) {
+        response.headers_mut().insert(WWW_AUTHENTICATE, value);
+    }
+    response
+}
+
+/// The value of the query parameter `name`, under the rule every component reads its own
+/// parameters by ([`rental_domain::query`]).
+fn query_param(query: Option<&str>, name: &str) -> Option<String> {
+    rental_domain::query::value(url::form_urlencoded::parse(query?.as_bytes()), name)
+        .map(std::borrow::Cow::into_owned)
+}
