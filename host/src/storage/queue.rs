@@ -98,7 +98,7 @@ impl Storage {
         .bind(max_attempts)
         .execute(self.pool())
         .await?;
-        let lease_end = now.saturating_add(i64::try_from(lease.as_micros()).unwrap_or(i64::MAX));
+        let lease_end = micros_after(now, lease);
         let sql = format!(
             "UPDATE queue SET status = 'processing', attempts = attempts + 1, available_at = $1 \
              WHERE id IN (SELECT id FROM queue \
@@ -130,8 +130,7 @@ impl Storage {
     /// Extends a claim's lease to `lease` from now, so that a message waiting its turn in a
     /// long batch is not claimed again meanwhile. False when the claim was lost already.
     pub async fn renew_lease(&self, message: &Claimed, lease: std::time::Duration) -> Result<bool> {
-        let lease_end = super::now_micros()
-            .saturating_add(i64::try_from(lease.as_micros()).unwrap_or(i64::MAX));
+        let lease_end = micros_after(super::now_micros(), lease);
         let updated = sqlx::query(
             "UPDATE queue SET available_at = $3 \
              WHERE id = $1 AND attempts = $2 AND status = 'processing'",
@@ -168,8 +167,7 @@ impl Storage {
         backoff: std::time::Duration,
         max_attempts: i64,
     ) -> Result<bool> {
-        let due = super::now_micros()
-            .saturating_add(i64::try_from(backoff.as_micros()).unwrap_or(i64::MAX));
+        let due = micros_after(super::now_micros(), backoff);
         let updated = sqlx::query(
             "UPDATE queue SET status = CASE WHEN attempts >= $4 THEN 'dead' ELSE 'pending' END, \
              available_at = $3, last_error = $5 \
@@ -198,6 +196,11 @@ impl Storage {
         .await?;
         Ok(updated.rows_affected() == 1)
     }
+}
+
+/// `wait` after `micros` (a stored time), saturating.
+fn micros_after(micros: i64, wait: std::time::Duration) -> i64 {
+    micros.saturating_add(i64::try_from(wait.as_micros()).unwrap_or(i64::MAX))
 }
 
 /// How many messages of one tenant are in one open or dead state.

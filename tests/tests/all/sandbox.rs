@@ -10,10 +10,19 @@ use crate::booking::{Api, FREE, body, model};
 /// A server whose `listing` component is the hostile test component (the other components
 /// are the real ones), with a 1 s deadline.
 async fn hostile_app() -> (TestApp, tempfile::TempDir) {
+    hostile_app_with(1_000, &[]).await
+}
+
+/// [`hostile_app`] with a deadline of `request_timeout_ms` and more `serve` options.
+async fn hostile_app_with(
+    request_timeout_ms: u64,
+    serve_args: &[&str],
+) -> (TestApp, tempfile::TempDir) {
     let dir = hostile_components();
     let mut options = Options::new(Backend::Sqlite);
     options.components_dir = Some(dir.path().to_path_buf());
-    options.request_timeout_ms = 1_000;
+    options.request_timeout_ms = request_timeout_ms;
+    options.serve_args = serve_args.iter().map(ToString::to_string).collect();
     (TestApp::spawn(options).await.expect("sqlite"), dir)
 }
 
@@ -107,11 +116,7 @@ async fn runaway_components_cost_one_request() {
 /// before its request's (here 30 s), and another tenant's booking goes through meanwhile.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_held_write_does_not_stop_other_tenants_writes() {
-    let dir = hostile_components();
-    let mut options = Options::new(Backend::Sqlite);
-    options.components_dir = Some(dir.path().to_path_buf());
-    options.request_timeout_ms = 30_000;
-    let app = TestApp::spawn(options).await.expect("sqlite");
+    let (app, _dir) = hostile_app_with(30_000, &[]).await;
     let evil = app.tenant_with_token("evil", false).await;
     let api = Api::new(&app).await;
 
@@ -159,12 +164,7 @@ fn cpu_time(pid: u32) -> Duration {
 /// two seconds use about a tenth of one core (`--tenant-cpu-percent 10`), not every core.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_tenants_long_runners_share_a_part_of_one_core() {
-    let dir = hostile_components();
-    let mut options = Options::new(Backend::Sqlite);
-    options.components_dir = Some(dir.path().to_path_buf());
-    options.request_timeout_ms = 2_000;
-    options.serve_args = vec!["--tenant-cpu-percent".into(), "10".into()];
-    let app = TestApp::spawn(options).await.expect("sqlite");
+    let (app, _dir) = hostile_app_with(2_000, &["--tenant-cpu-percent", "10"]).await;
     let hog = app.tenant_with_token("hog", false).await;
     let good = app.tenant_with_token("good", false).await;
     assert_eq!(app.get("hog", "/api/cars", &hog).await.status(), 200);
