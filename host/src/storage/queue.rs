@@ -131,31 +131,19 @@ impl Storage {
     /// long batch is not claimed again meanwhile. False when the claim was lost already.
     pub async fn renew_lease(&self, message: &Claimed, lease: std::time::Duration) -> Result<bool> {
         let lease_end = micros_after(super::now_micros(), lease);
-        let updated = sqlx::query(
-            "UPDATE queue SET available_at = $3 \
-             WHERE id = $1 AND attempts = $2 AND status = 'processing'",
-        )
-        .bind(message.id)
-        .bind(message.attempts)
-        .bind(lease_end)
-        .execute(self.pool())
-        .await?;
-        Ok(updated.rows_affected() == 1)
+        self.update_claim(message, "available_at = $3", lease_end)
+            .await
     }
 
     /// Marks a claimed message delivered. False when the claim was lost (its lease ran out
     /// and another consumer took it).
     pub async fn ack_message(&self, message: &Claimed) -> Result<bool> {
-        let updated = sqlx::query(
-            "UPDATE queue SET status = 'delivered', delivered_at = $3, last_error = NULL \
-             WHERE id = $1 AND attempts = $2 AND status = 'processing'",
+        self.update_claim(
+            message,
+            "status = 'delivered', delivered_at = $3, last_error = NULL",
+            super::now_micros(),
         )
-        .bind(message.id)
-        .bind(message.attempts)
-        .bind(super::now_micros())
-        .execute(self.pool())
-        .await?;
-        Ok(updated.rows_affected() == 1)
+        .await
     }
 
     /// Puts a claimed message back for another attempt after `backoff`, or dead-letters it
@@ -185,15 +173,30 @@ impl Storage {
 
     /// Dead-letters a claimed message that can never be delivered, with the reason.
     pub async fn dead_letter_message(&self, message: &Claimed, reason: &str) -> Result<bool> {
-        let updated = sqlx::query(
-            "UPDATE queue SET status = 'dead', last_error = $3 \
-             WHERE id = $1 AND attempts = $2 AND status = 'processing'",
+        self.update_claim(
+            message,
+            "status = 'dead', last_error = $3",
+            reason.to_owned(),
         )
-        .bind(message.id)
-        .bind(message.attempts)
-        .bind(reason)
-        .execute(self.pool())
-        .await?;
+        .await
+    }
+
+    /// Updates a claimed message with `set`, whose one parameter, `$3`, is `value`, while the
+    /// claim is still the latest. False when it is not (its lease ran out and another consumer
+    /// took the message).
+    async fn update_claim<T>(&self, message: &Claimed, set: &str, value: T) -> Result<bool>
+    where
+        T: Send + for<'q> sqlx::Encode<'q, sqlx::Any> + sqlx::Type<sqlx::Any>,
+    {
+        let sql = format!(
+            "UPDATE queue SET {set} WHERE id = $1 AND attempts = $2 AND status = 'processing'"
+        );
+        let updated = sqlx::query(&sql)
+            .bind(message.id)
+            .bind(message.attempts)
+            .bind(value)
+            .execute(self.pool())
+            .await?;
         Ok(updated.rows_affected() == 1)
     }
 }
