@@ -6,12 +6,14 @@
 //! enabled for API use. The key and the user come from the tenant's cached entry, so a
 //! rotated key or a disabled user is in effect within one component poll (`storage::cache`).
 
+mod verifier;
+
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use argon2::Argon2;
-use argon2::password_hash::{PasswordHash, PasswordHasher as _, PasswordVerifier as _, SaltString};
+use argon2::password_hash::{PasswordHasher as _, SaltString};
 use base64::Engine as _;
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use serde::{Deserialize, Serialize};
@@ -20,6 +22,9 @@ use crate::runtime::Caller;
 use crate::storage::Storage;
 use crate::storage::cache::CachedTenant;
 use crate::storage::tenants::ApiUser;
+
+pub use verifier::LoginLimits;
+use verifier::Verifier;
 
 /// Lifetime of an access token, as the interface gives it.
 pub const TOKEN_LIFETIME_SECS: i64 = 86_399;
@@ -70,12 +75,6 @@ pub fn hash_password(password: &str) -> anyhow::Result<String> {
         .to_string())
 }
 
-fn verify_password(password: &str, phc: &str) -> bool {
-    PasswordHash::new(phc)
-        .and_then(|hash| Argon2::default().verify_password(password.as_bytes(), &hash))
-        .is_ok()
-}
-
 /// A valid hash of nothing anyone knows: verified against when the user does not exist, so
 /// that an unknown client_id costs as much time as a wrong password.
 static DECOY_HASH: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
@@ -96,6 +95,9 @@ pub enum AuthError {
     /// Too many failures for this client_id: retry after this many seconds.
     #[error("slow_down")]
     Throttled(u64),
+    /// No password verification could start in time: 503, retry after this many seconds.
+    #[error("temporarily_unavailable")]
+    Busy(u64),
     /// No usable bearer token: 401 with a challenge (`token_sent` adds
     /// `error="invalid_token"`).
     #[error("no valid bearer token")]
@@ -122,6 +124,7 @@ impl AuthError {
             Self::UnsupportedGrantType => Some("unsupported_grant_type"),
             Self::InvalidClient => Some("invalid_client"),
             Self::Throttled(_) => Some("slow_down"),
+            Self::Busy(_) => Some("temporarily_unavailable"),
             _ => None,
         }
     }
@@ -239,10 +242,26 @@ impl Throttle {
     }
 }
 
+/// What the token endpoint keeps between requests: the failed-login counters and the
+/// password verification slots.
+pub struct Logins {
+    throttle: Throttle,
+    verifier: Verifier,
+}
+
+impl Logins {
+    pub fn new(limits: LoginLimits) -> Self {
+        Self {
+            throttle: Throttle::new(),
+            verifier: Verifier::new(limits),
+        }
+    }
+}
+
 /// Issues a token for client credentials, or says why not.
 pub async fn issue_token(
     storage: &Storage,
-    throttle: &Throttle,
+    logins: &Logins,
     cached: &CachedTenant,
     request: TokenRequest,
 ) -> Result<String, AuthError> {
@@ -256,7 +275,7 @@ pub async fn issue_token(
         return Err(AuthError::UnsupportedGrantType);
     }
     let key = (tenant.to_owned(), id.clone());
-    let (failures, remaining) = throttle.recent(&key);
+    let (failures, remaining) = logins.throttle.recent(&key);
     if failures >= REFUSE_AFTER {
         return Err(AuthError::Throttled(remaining.as_secs().max(1)));
     }
@@ -269,15 +288,15 @@ pub async fn issue_token(
     let hash = user
         .as_ref()
         .map_or_else(|| DECOY_HASH.clone(), |u| u.password_hash.clone());
-    let password_ok = tokio::task::spawn_blocking(move || verify_password(&secret, &hash)).await?;
+    let password_ok = logins.verifier.verify(secret, hash).await?;
     let user = match user {
         Some(user) if password_ok && user.enabled && user.api_enabled => user,
         _ => {
-            throttle.fail(key);
+            logins.throttle.fail(key);
             return Err(AuthError::InvalidClient);
         }
     };
-    throttle.succeed(&key);
+    logins.throttle.succeed(&key);
 
     let signing = signing_key(storage, cached)
         .await?
@@ -355,15 +374,6 @@ fn permitted(user: &ApiUser, permission: &str) -> Result<Caller, AuthError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn passwords_verify_only_against_their_hash() {
-        let hash = hash_password("s3cret").unwrap();
-        assert!(hash.starts_with("$argon2id$"));
-        assert!(verify_password("s3cret", &hash));
-        assert!(!verify_password("S3cret", &hash));
-        assert!(!verify_password("s3cret", "not a hash"));
-    }
 
     #[test]
     fn the_client_secret_is_not_debug_printed() {

@@ -532,7 +532,7 @@ async fn run_server(config: Config, storage: Storage) -> anyhow::Result<()> {
         storage,
         runtime,
         base_domain: config.base_domain,
-        throttle: auth::Throttle::new(),
+        logins: auth::Logins::new(config.login),
         metrics,
         api_docs: ApiDocs::load()?,
     });

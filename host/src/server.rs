@@ -413,7 +413,7 @@ impl App {
             Err(_) => return auth_failure(tenant, "", AuthError::InvalidRequest),
         };
         let issued = match TokenRequest::parse(&form, authorization.as_deref()) {
-            Ok(parsed) => auth::issue_token(&self.storage, &self.throttle, cached, parsed).await,
+            Ok(parsed) => auth::issue_token(&self.storage, &self.logins, cached, parsed).await,
             Err(e) => Err(e),
         };
         match issued {
@@ -440,12 +440,13 @@ impl App {
 /// The answer to a refused or failed authentication: the token endpoint's RFC 6749 section 5.2
 /// errors; for a bearer check, 401 with the RFC 6750 challenge for `host`, or 403, as the
 /// contract and the tenant's `auth_failure_status` setting say; 503 when the host could not
-/// decide.
+/// decide (with `Retry-After` when it was too busy to verify a password in time).
 fn auth_failure(tenant: &Tenant, host: &str, error: AuthError) -> Response<Body> {
     let status = match &error {
         AuthError::InvalidRequest | AuthError::UnsupportedGrantType => StatusCode::BAD_REQUEST,
         AuthError::InvalidClient => StatusCode::UNAUTHORIZED,
         AuthError::Throttled(_) => StatusCode::TOO_MANY_REQUESTS,
+        AuthError::Busy(_) => StatusCode::SERVICE_UNAVAILABLE,
         AuthError::Forbidden => return empty(StatusCode::FORBIDDEN),
         AuthError::Unauthenticated { token_sent } => {
             return bearer_challenge(tenant, host, *token_sent);
@@ -460,7 +461,7 @@ fn auth_failure(tenant: &Tenant, host: &str, error: AuthError) -> Response<Body>
     };
     let code = error.oauth_code().unwrap_or_default();
     let mut response = json(status, &serde_json::json!({ "error": code }));
-    if let AuthError::Throttled(seconds) = error {
+    if let AuthError::Throttled(seconds) | AuthError::Busy(seconds) = error {
         response
             .headers_mut()
             .insert(RETRY_AFTER, HeaderValue::from(seconds));
