@@ -6,11 +6,10 @@
 //! enabled for API use. The key and the user come from the tenant's cached entry, so a
 //! rotated key or a disabled user is in effect within one component poll (`storage::cache`).
 
+mod throttle;
 mod verifier;
 
-use std::collections::HashMap;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::net::IpAddr;
 
 use argon2::Argon2;
 use argon2::password_hash::{PasswordHasher as _, SaltString};
@@ -23,6 +22,7 @@ use crate::storage::Storage;
 use crate::storage::cache::CachedTenant;
 use crate::storage::tenants::ApiUser;
 
+use throttle::Throttle;
 pub use verifier::LoginLimits;
 use verifier::Verifier;
 
@@ -92,7 +92,8 @@ pub enum AuthError {
     /// Unknown client, wrong secret, or a user disabled for API use.
     #[error("invalid_client")]
     InvalidClient,
-    /// Too many failures for this client_id: retry after this many seconds.
+    /// Too many failures from this address, for this client_id or any: retry after this many
+    /// seconds.
     #[error("slow_down")]
     Throttled(u64),
     /// No password verification could start in time: 503, retry after this many seconds.
@@ -194,54 +195,6 @@ fn strip_scheme<'a>(header: &'a str, scheme: &str) -> Option<&'a str> {
     name.eq_ignore_ascii_case(scheme).then_some(rest)
 }
 
-/// Failed attempts per (tenant, client_id): after a few, answers are slowed down; after more,
-/// refused with 429 until the window passes.
-pub struct Throttle {
-    failures: Mutex<HashMap<(String, String), (u32, Instant)>>,
-}
-
-const SLOW_AFTER: u32 = 3;
-const REFUSE_AFTER: u32 = 10;
-const WINDOW: Duration = Duration::from_secs(15 * 60);
-
-impl Throttle {
-    pub fn new() -> Self {
-        Self {
-            failures: Mutex::new(HashMap::new()),
-        }
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(String, String), (u32, Instant)>> {
-        self.failures.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Failures within the current window, forgetting expired ones.
-    fn recent(&self, key: &(String, String)) -> (u32, Duration) {
-        let mut failures = self.lock();
-        match failures.get(key) {
-            Some(&(n, since)) if since.elapsed() < WINDOW => (n, WINDOW - since.elapsed()),
-            Some(_) => {
-                failures.remove(key);
-                (0, Duration::ZERO)
-            }
-            None => (0, Duration::ZERO),
-        }
-    }
-
-    fn fail(&self, key: (String, String)) {
-        let mut failures = self.lock();
-        if failures.len() > 100_000 {
-            failures.retain(|_, (_, since)| since.elapsed() < WINDOW);
-        }
-        let entry = failures.entry(key).or_insert((0, Instant::now()));
-        entry.0 += 1;
-    }
-
-    fn succeed(&self, key: &(String, String)) {
-        self.lock().remove(key);
-    }
-}
-
 /// What the token endpoint keeps between requests: the failed-login counters and the
 /// password verification slots.
 pub struct Logins {
@@ -263,6 +216,7 @@ pub async fn issue_token(
     storage: &Storage,
     logins: &Logins,
     cached: &CachedTenant,
+    peer: IpAddr,
     request: TokenRequest,
 ) -> Result<String, AuthError> {
     let tenant = cached.tenant.slug.as_str();
@@ -274,14 +228,12 @@ pub async fn issue_token(
     if grant != "client_credentials" {
         return Err(AuthError::UnsupportedGrantType);
     }
-    let key = (tenant.to_owned(), id.clone());
-    let (failures, remaining) = logins.throttle.recent(&key);
-    if failures >= REFUSE_AFTER {
-        return Err(AuthError::Throttled(remaining.as_secs().max(1)));
-    }
-    if failures >= SLOW_AFTER {
-        let delay = Duration::from_millis(100 << (failures - SLOW_AFTER).min(3));
-        tokio::time::sleep(delay).await;
+    let attempt = logins
+        .throttle
+        .begin(peer, tenant, &id)
+        .map_err(AuthError::Throttled)?;
+    if !attempt.delay().is_zero() {
+        tokio::time::sleep(attempt.delay()).await;
     }
 
     let user = storage.user_by_name(tenant, &id).await?;
@@ -292,11 +244,11 @@ pub async fn issue_token(
     let user = match user {
         Some(user) if password_ok && user.enabled && user.api_enabled => user,
         _ => {
-            logins.throttle.fail(key);
+            attempt.failed();
             return Err(AuthError::InvalidClient);
         }
     };
-    logins.throttle.succeed(&key);
+    attempt.succeeded();
 
     let signing = signing_key(storage, cached)
         .await?

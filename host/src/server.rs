@@ -189,7 +189,7 @@ impl App {
             component = tracing::field::Empty,
         );
         let mut response = self
-            .route(request, &mut served)
+            .route(request, peer, &mut served)
             .instrument(span.clone())
             .await;
         if let Ok(value) = HeaderValue::from_str(&served.correlation_id) {
@@ -214,7 +214,12 @@ impl App {
         response
     }
 
-    async fn route(&self, request: Request<Incoming>, served: &mut Served) -> Response<Body> {
+    async fn route(
+        &self,
+        request: Request<Incoming>,
+        peer: SocketAddr,
+        served: &mut Served,
+    ) -> Response<Body> {
         let path = request.uri().path();
         if let Some(response) = probes::probe(self, path).await {
             served.set_endpoint(path.to_owned(), None);
@@ -254,7 +259,7 @@ impl App {
         if request.uri().path() == routes::TOKEN_PATH {
             return if request.method() == Method::POST {
                 served.set_endpoint(format!("{} {}", Method::POST, routes::TOKEN_PATH), None);
-                self.token(request, &cached).await
+                self.token(request, &cached, peer).await
             } else {
                 let mut response = empty(StatusCode::METHOD_NOT_ALLOWED);
                 response
@@ -401,7 +406,12 @@ impl App {
         )
     }
 
-    async fn token(&self, request: Request<Incoming>, cached: &CachedTenant) -> Response<Body> {
+    async fn token(
+        &self,
+        request: Request<Incoming>,
+        cached: &CachedTenant,
+        peer: SocketAddr,
+    ) -> Response<Body> {
         let tenant = &cached.tenant;
         let authorization = request
             .headers()
@@ -413,7 +423,9 @@ impl App {
             Err(_) => return auth_failure(tenant, "", AuthError::InvalidRequest),
         };
         let issued = match TokenRequest::parse(&form, authorization.as_deref()) {
-            Ok(parsed) => auth::issue_token(&self.storage, &self.logins, cached, parsed).await,
+            Ok(parsed) => {
+                auth::issue_token(&self.storage, &self.logins, cached, peer.ip(), parsed).await
+            }
             Err(e) => Err(e),
         };
         match issued {

@@ -149,7 +149,7 @@ async fn repeated_failures_are_throttled() {
     assert_eq!(
         refused.status(),
         429,
-        "even the right password is refused while throttled"
+        "even the right password is refused to this address while throttled"
     );
     let retry: u64 = refused.headers()["retry-after"]
         .to_str()

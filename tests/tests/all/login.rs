@@ -1,7 +1,11 @@
 //! POST /auth/token under attack (contract: "Authentication and authorization"): a flood of
-//! logins is turned away rather than queued without end.
+//! logins is turned away rather than queued without end, guesses made at once are all counted,
+//! a guesser is refused without locking out the client it guesses for, and spraying client_ids
+//! is refused.
 
-use rentald_tests::{Backend, Options, PASSWORD, TestApp};
+use std::net::{IpAddr, Ipv4Addr};
+
+use rentald_tests::{Backend, Options, PASSWORD, TestApp, client_builder};
 
 /// A server with `serve_args`, whose tenant `acme` has the user `api`.
 async fn acme(serve_args: &[&str]) -> TestApp {
@@ -11,6 +15,14 @@ async fn acme(serve_args: &[&str]) -> TestApp {
     app.create_tenant("acme", false).await;
     app.create_user("acme", "api", &["bookings:read"]).await;
     app
+}
+
+/// A client whose connections come from 127.0.0.`host` (all of 127.0.0.0/8 is loopback).
+fn client_from(host: u8) -> reqwest::Client {
+    client_builder()
+        .local_address(IpAddr::V4(Ipv4Addr::new(127, 0, 0, host)))
+        .build()
+        .expect("building the HTTP client")
 }
 
 /// An answer of the token endpoint: the status and the `Retry-After` header.
@@ -104,5 +116,51 @@ async fn a_flood_of_logins_is_turned_away_not_queued() {
         "peak resident memory grew by {grown_mib} MiB"
     );
 
+    assert_eq!(login(&app, &app.client, "api", PASSWORD).await.0, 200);
+}
+
+#[tokio::test]
+async fn guesses_made_at_once_are_all_counted() {
+    let app = acme(&["--login-queue-ms", "60000"]).await;
+    let answers = logins_at_once(&app, &app.client, vec!["api".to_owned(); 40], "guess").await;
+    assert_eq!(
+        (count(&answers, 401), count(&answers, 429)),
+        (10, 30),
+        "{answers:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_guesser_does_not_lock_the_client_out() {
+    let app = acme(&["--login-queue-ms", "60000"]).await;
+    let guesser = client_from(2);
+    let answers = logins_at_once(&app, &guesser, vec!["api".to_owned(); 12], "guess").await;
+    assert_eq!(count(&answers, 429), 2, "{answers:?}");
+
+    let (status, retry_after) = login(&app, &guesser, "api", PASSWORD).await;
+    assert_eq!(
+        status, 429,
+        "the guesser's address is refused even the right password"
+    );
+    assert!(retry_after.is_some_and(|s| s >= 1));
+    assert_eq!(
+        login(&app, &app.client, "api", PASSWORD).await.0,
+        200,
+        "the client, from its own address, logs in"
+    );
+}
+
+#[tokio::test]
+async fn spraying_client_ids_from_one_address_is_refused() {
+    let app = acme(&["--login-queue-ms", "60000"]).await;
+    let sprayer = client_from(3);
+    let ids = (0..120).map(|i| format!("user{i}")).collect();
+    let answers = logins_at_once(&app, &sprayer, ids, PASSWORD).await;
+    assert_eq!(
+        (count(&answers, 401), count(&answers, 429)),
+        (100, 20),
+        "{answers:?}"
+    );
+    assert_eq!(login(&app, &sprayer, "api", PASSWORD).await.0, 429);
     assert_eq!(login(&app, &app.client, "api", PASSWORD).await.0, 200);
 }
