@@ -31,6 +31,8 @@ pub const TOKEN_LIFETIME_SECS: i64 = 86_399;
 /// Name of the tenant secret that signs its tokens.
 pub const SIGNING_KEY_SECRET: &str = "jwt.signing_key";
 const ISSUER: &str = "rentald";
+/// Longest client_id accepted, in bytes; a user's name is no longer.
+pub const MAX_CLIENT_ID: usize = 256;
 
 #[derive(Debug, Serialize, Deserialize)]
 struct Claims {
@@ -186,6 +188,14 @@ impl TokenRequest {
             request.client_id = Some(decode(id));
             request.client_secret = Some(decode(secret));
         }
+        if request
+            .client_id
+            .as_ref()
+            .is_some_and(|id| id.len() > MAX_CLIENT_ID)
+        {
+            // No such user can exist; refused before it costs a verification or a counter.
+            return Err(AuthError::InvalidRequest);
+        }
         Ok(request)
     }
 }
@@ -326,6 +336,23 @@ fn permitted(user: &ApiUser, permission: &str) -> Result<Caller, AuthError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn client_ids_longer_than_the_maximum_are_refused_when_parsed() {
+        let longest = "a".repeat(MAX_CLIENT_ID);
+        let form = format!("client_id={longest}&client_secret=x");
+        assert!(TokenRequest::parse(form.as_bytes(), None).is_ok());
+        let form = format!("client_id={longest}a&client_secret=x");
+        assert!(matches!(
+            TokenRequest::parse(form.as_bytes(), None),
+            Err(AuthError::InvalidRequest)
+        ));
+        let basic = base64::engine::general_purpose::STANDARD.encode(format!("{longest}a:x"));
+        assert!(matches!(
+            TokenRequest::parse(b"", Some(&format!("Basic {basic}"))),
+            Err(AuthError::InvalidRequest)
+        ));
+    }
 
     #[test]
     fn the_client_secret_is_not_debug_printed() {

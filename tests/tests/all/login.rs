@@ -1,11 +1,12 @@
 //! POST /auth/token under attack (contract: "Authentication and authorization"): a flood of
 //! logins is turned away rather than queued without end, guesses made at once are all counted,
-//! a guesser is refused without locking out the client it guesses for, and spraying client_ids
-//! is refused.
+//! a guesser is refused without locking out the client it guesses for, spraying client_ids is
+//! refused, and over-long client_ids never reach a verification.
 
 use std::net::{IpAddr, Ipv4Addr};
 
 use rentald_tests::{Backend, Options, PASSWORD, TestApp, client_builder};
+use serde_json::{Value, json};
 
 /// A server with `serve_args`, whose tenant `acme` has the user `api`.
 async fn acme(serve_args: &[&str]) -> TestApp {
@@ -163,4 +164,67 @@ async fn spraying_client_ids_from_one_address_is_refused() {
     );
     assert_eq!(login(&app, &sprayer, "api", PASSWORD).await.0, 429);
     assert_eq!(login(&app, &app.client, "api", PASSWORD).await.0, 200);
+}
+
+#[tokio::test]
+async fn over_long_client_ids_are_refused_before_verifying() {
+    let app = acme(&[]).await;
+    let status_and_body = |response: reqwest::Response| async move {
+        (
+            response.status().as_u16(),
+            response.json::<Value>().await.unwrap(),
+        )
+    };
+    let megabyte = "x".repeat(1_000_000);
+    let response = app
+        .token_response(
+            "acme",
+            &[
+                ("grant_type", "client_credentials"),
+                ("client_id", &megabyte),
+                ("client_secret", "x"),
+            ],
+        )
+        .await;
+    assert_eq!(
+        status_and_body(response).await,
+        (400, json!({"error": "invalid_request"}))
+    );
+    let longest = "x".repeat(256);
+    let response = app
+        .client
+        .post(app.url("acme", "/auth/token"))
+        .basic_auth(format!("{longest}x"), Some("x"))
+        .form(&[("grant_type", "client_credentials")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        status_and_body(response).await,
+        (400, json!({"error": "invalid_request"}))
+    );
+    assert_eq!(login(&app, &app.client, &longest, "x").await.0, 401);
+
+    // Nor can a user be created that could never log in.
+    let output = app
+        .cli(
+            &[
+                "user",
+                "create",
+                "--tenant",
+                "acme",
+                "--name",
+                &format!("{longest}x"),
+                "--password-stdin",
+                "--permission",
+                "bookings:read",
+            ],
+            Some("secret\n"),
+        )
+        .await;
+    assert!(!output.status.success());
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("longer than 256 bytes"),
+        "{output:?}"
+    );
 }
