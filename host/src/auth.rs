@@ -43,6 +43,17 @@ struct Claims {
     name: String,
     iat: i64,
     exp: i64,
+    /// Not issued by us; honoured when present.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    nbf: Option<i64>,
+}
+
+impl Claims {
+    /// Whether the token is in force at `now` (seconds since the epoch): before `exp`, which is
+    /// exclusive (RFC 7519 section 4.1.4: refused on or after it), and from `nbf` on, if any.
+    fn in_force(&self, now: i64) -> bool {
+        now < self.exp && self.nbf.is_none_or(|nbf| nbf <= now)
+    }
 }
 
 /// A new random signing key for a tenant, base64.
@@ -271,6 +282,7 @@ pub async fn issue_token(
         name: user.name,
         iat: now,
         exp: now + TOKEN_LIFETIME_SECS,
+        nbf: None,
     };
     Ok(jsonwebtoken::encode(
         &Header::new(Algorithm::HS256),
@@ -301,13 +313,18 @@ pub async fn authorize(
     let mut validation = Validation::new(Algorithm::HS256);
     validation.set_issuer(&[ISSUER]);
     validation.set_required_spec_claims(&["exp", "iss", "sub"]);
-    validation.leeway = 0;
+    // The times are checked by `Claims::in_force`: the library takes `exp` as inclusive.
+    validation.validate_exp = false;
+    validation.validate_nbf = false;
     let Ok(data) =
         jsonwebtoken::decode::<Claims>(token, &DecodingKey::from_secret(&signing), &validation)
     else {
         return Err(invalid);
     };
     let claims = data.claims;
+    if !claims.in_force(chrono::Utc::now().timestamp()) {
+        return Err(invalid);
+    }
     let Ok(user_id) = claims.sub.parse::<i64>() else {
         return Err(invalid);
     };
@@ -336,6 +353,24 @@ fn permitted(user: &ApiUser, permission: &str) -> Result<Caller, AuthError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_token_is_in_force_from_nbf_until_before_exp() {
+        let claims = |nbf| Claims {
+            iss: ISSUER.to_owned(),
+            sub: "1".to_owned(),
+            tenant: "acme".to_owned(),
+            name: "api".to_owned(),
+            iat: 100,
+            exp: 200,
+            nbf,
+        };
+        assert!(claims(None).in_force(199));
+        assert!(!claims(None).in_force(200), "exp is exclusive");
+        assert!(!claims(None).in_force(201));
+        assert!(claims(Some(150)).in_force(150), "nbf is inclusive");
+        assert!(!claims(Some(150)).in_force(149));
+    }
 
     #[test]
     fn client_ids_longer_than_the_maximum_are_refused_when_parsed() {
