@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::apidocs::ApiDocs;
-use crate::auth::Throttle;
+use crate::auth::Logins;
 use crate::metrics::Metrics;
 use crate::runtime::Runtime;
 use crate::storage::Storage;
@@ -15,7 +15,7 @@ pub struct App {
     pub storage: Storage,
     pub runtime: Runtime,
     pub base_domain: String,
-    pub throttle: Throttle,
+    pub logins: Logins,
     pub metrics: Arc<Metrics>,
     /// `/openapi.json` and `/docs`.
     pub api_docs: ApiDocs,

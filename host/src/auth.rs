@@ -6,12 +6,13 @@
 //! enabled for API use. The key and the user come from the tenant's cached entry, so a
 //! rotated key or a disabled user is in effect within one component poll (`storage::cache`).
 
-use std::collections::HashMap;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+mod throttle;
+mod verifier;
+
+use std::net::IpAddr;
 
 use argon2::Argon2;
-use argon2::password_hash::{PasswordHash, PasswordHasher as _, PasswordVerifier as _, SaltString};
+use argon2::password_hash::{PasswordHasher as _, SaltString};
 use base64::Engine as _;
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use serde::{Deserialize, Serialize};
@@ -21,11 +22,17 @@ use crate::storage::Storage;
 use crate::storage::cache::CachedTenant;
 use crate::storage::tenants::ApiUser;
 
+use throttle::Throttle;
+pub use verifier::LoginLimits;
+use verifier::Verifier;
+
 /// Lifetime of an access token, as the interface gives it.
 pub const TOKEN_LIFETIME_SECS: i64 = 86_399;
 /// Name of the tenant secret that signs its tokens.
 pub const SIGNING_KEY_SECRET: &str = "jwt.signing_key";
 const ISSUER: &str = "rentald";
+/// Longest client_id accepted, in bytes; a user's name is no longer.
+pub const MAX_CLIENT_ID: usize = 256;
 
 #[derive(Debug, Serialize, Deserialize)]
 struct Claims {
@@ -36,6 +43,17 @@ struct Claims {
     name: String,
     iat: i64,
     exp: i64,
+    /// Not issued by us; honoured when present.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    nbf: Option<i64>,
+}
+
+impl Claims {
+    /// Whether the token is in force at `now` (seconds since the epoch): before `exp`, which is
+    /// exclusive (RFC 7519 section 4.1.4: refused on or after it), and from `nbf` on, if any.
+    fn in_force(&self, now: i64) -> bool {
+        now < self.exp && self.nbf.is_none_or(|nbf| nbf <= now)
+    }
 }
 
 /// A new random signing key for a tenant, base64.
@@ -70,12 +88,6 @@ pub fn hash_password(password: &str) -> anyhow::Result<String> {
         .to_string())
 }
 
-fn verify_password(password: &str, phc: &str) -> bool {
-    PasswordHash::new(phc)
-        .and_then(|hash| Argon2::default().verify_password(password.as_bytes(), &hash))
-        .is_ok()
-}
-
 /// A valid hash of nothing anyone knows: verified against when the user does not exist, so
 /// that an unknown client_id costs as much time as a wrong password.
 static DECOY_HASH: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
@@ -93,9 +105,13 @@ pub enum AuthError {
     /// Unknown client, wrong secret, or a user disabled for API use.
     #[error("invalid_client")]
     InvalidClient,
-    /// Too many failures for this client_id: retry after this many seconds.
+    /// Too many failures from this address, for this client_id or any: retry after this many
+    /// seconds.
     #[error("slow_down")]
     Throttled(u64),
+    /// No password verification could start in time: 503, retry after this many seconds.
+    #[error("temporarily_unavailable")]
+    Busy(u64),
     /// No usable bearer token: 401 with a challenge (`token_sent` adds
     /// `error="invalid_token"`).
     #[error("no valid bearer token")]
@@ -122,6 +138,7 @@ impl AuthError {
             Self::UnsupportedGrantType => Some("unsupported_grant_type"),
             Self::InvalidClient => Some("invalid_client"),
             Self::Throttled(_) => Some("slow_down"),
+            Self::Busy(_) => Some("temporarily_unavailable"),
             _ => None,
         }
     }
@@ -182,6 +199,14 @@ impl TokenRequest {
             request.client_id = Some(decode(id));
             request.client_secret = Some(decode(secret));
         }
+        if request
+            .client_id
+            .as_ref()
+            .is_some_and(|id| id.len() > MAX_CLIENT_ID)
+        {
+            // No such user can exist; refused before it costs a verification or a counter.
+            return Err(AuthError::InvalidRequest);
+        }
         Ok(request)
     }
 }
@@ -191,59 +216,28 @@ fn strip_scheme<'a>(header: &'a str, scheme: &str) -> Option<&'a str> {
     name.eq_ignore_ascii_case(scheme).then_some(rest)
 }
 
-/// Failed attempts per (tenant, client_id): after a few, answers are slowed down; after more,
-/// refused with 429 until the window passes.
-pub struct Throttle {
-    failures: Mutex<HashMap<(String, String), (u32, Instant)>>,
+/// What the token endpoint keeps between requests: the failed-login counters and the
+/// password verification slots.
+pub struct Logins {
+    throttle: Throttle,
+    verifier: Verifier,
 }
 
-const SLOW_AFTER: u32 = 3;
-const REFUSE_AFTER: u32 = 10;
-const WINDOW: Duration = Duration::from_secs(15 * 60);
-
-impl Throttle {
-    pub fn new() -> Self {
+impl Logins {
+    pub fn new(limits: LoginLimits) -> Self {
         Self {
-            failures: Mutex::new(HashMap::new()),
+            throttle: Throttle::new(),
+            verifier: Verifier::new(limits),
         }
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(String, String), (u32, Instant)>> {
-        self.failures.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Failures within the current window, forgetting expired ones.
-    fn recent(&self, key: &(String, String)) -> (u32, Duration) {
-        let mut failures = self.lock();
-        match failures.get(key) {
-            Some(&(n, since)) if since.elapsed() < WINDOW => (n, WINDOW - since.elapsed()),
-            Some(_) => {
-                failures.remove(key);
-                (0, Duration::ZERO)
-            }
-            None => (0, Duration::ZERO),
-        }
-    }
-
-    fn fail(&self, key: (String, String)) {
-        let mut failures = self.lock();
-        if failures.len() > 100_000 {
-            failures.retain(|_, (_, since)| since.elapsed() < WINDOW);
-        }
-        let entry = failures.entry(key).or_insert((0, Instant::now()));
-        entry.0 += 1;
-    }
-
-    fn succeed(&self, key: &(String, String)) {
-        self.lock().remove(key);
     }
 }
 
 /// Issues a token for client credentials, or says why not.
 pub async fn issue_token(
     storage: &Storage,
-    throttle: &Throttle,
+    logins: &Logins,
     cached: &CachedTenant,
+    peer: IpAddr,
     request: TokenRequest,
 ) -> Result<String, AuthError> {
     let tenant = cached.tenant.slug.as_str();
@@ -255,29 +249,27 @@ pub async fn issue_token(
     if grant != "client_credentials" {
         return Err(AuthError::UnsupportedGrantType);
     }
-    let key = (tenant.to_owned(), id.clone());
-    let (failures, remaining) = throttle.recent(&key);
-    if failures >= REFUSE_AFTER {
-        return Err(AuthError::Throttled(remaining.as_secs().max(1)));
-    }
-    if failures >= SLOW_AFTER {
-        let delay = Duration::from_millis(100 << (failures - SLOW_AFTER).min(3));
-        tokio::time::sleep(delay).await;
+    let attempt = logins
+        .throttle
+        .begin(peer, tenant, &id)
+        .map_err(AuthError::Throttled)?;
+    if !attempt.delay().is_zero() {
+        tokio::time::sleep(attempt.delay()).await;
     }
 
     let user = storage.user_by_name(tenant, &id).await?;
     let hash = user
         .as_ref()
         .map_or_else(|| DECOY_HASH.clone(), |u| u.password_hash.clone());
-    let password_ok = tokio::task::spawn_blocking(move || verify_password(&secret, &hash)).await?;
+    let password_ok = logins.verifier.verify(secret, hash).await?;
     let user = match user {
         Some(user) if password_ok && user.enabled && user.api_enabled => user,
         _ => {
-            throttle.fail(key);
+            attempt.failed();
             return Err(AuthError::InvalidClient);
         }
     };
-    throttle.succeed(&key);
+    attempt.succeeded();
 
     let signing = signing_key(storage, cached)
         .await?
@@ -290,6 +282,7 @@ pub async fn issue_token(
         name: user.name,
         iat: now,
         exp: now + TOKEN_LIFETIME_SECS,
+        nbf: None,
     };
     Ok(jsonwebtoken::encode(
         &Header::new(Algorithm::HS256),
@@ -320,13 +313,18 @@ pub async fn authorize(
     let mut validation = Validation::new(Algorithm::HS256);
     validation.set_issuer(&[ISSUER]);
     validation.set_required_spec_claims(&["exp", "iss", "sub"]);
-    validation.leeway = 0;
+    // The times are checked by `Claims::in_force`: the library takes `exp` as inclusive.
+    validation.validate_exp = false;
+    validation.validate_nbf = false;
     let Ok(data) =
         jsonwebtoken::decode::<Claims>(token, &DecodingKey::from_secret(&signing), &validation)
     else {
         return Err(invalid);
     };
     let claims = data.claims;
+    if !claims.in_force(chrono::Utc::now().timestamp()) {
+        return Err(invalid);
+    }
     let Ok(user_id) = claims.sub.parse::<i64>() else {
         return Err(invalid);
     };
@@ -357,12 +355,38 @@ mod tests {
     use super::*;
 
     #[test]
-    fn passwords_verify_only_against_their_hash() {
-        let hash = hash_password("s3cret").unwrap();
-        assert!(hash.starts_with("$argon2id$"));
-        assert!(verify_password("s3cret", &hash));
-        assert!(!verify_password("S3cret", &hash));
-        assert!(!verify_password("s3cret", "not a hash"));
+    fn a_token_is_in_force_from_nbf_until_before_exp() {
+        let claims = |nbf| Claims {
+            iss: ISSUER.to_owned(),
+            sub: "1".to_owned(),
+            tenant: "acme".to_owned(),
+            name: "api".to_owned(),
+            iat: 100,
+            exp: 200,
+            nbf,
+        };
+        assert!(claims(None).in_force(199));
+        assert!(!claims(None).in_force(200), "exp is exclusive");
+        assert!(!claims(None).in_force(201));
+        assert!(claims(Some(150)).in_force(150), "nbf is inclusive");
+        assert!(!claims(Some(150)).in_force(149));
+    }
+
+    #[test]
+    fn client_ids_longer_than_the_maximum_are_refused_when_parsed() {
+        let longest = "a".repeat(MAX_CLIENT_ID);
+        let form = format!("client_id={longest}&client_secret=x");
+        assert!(TokenRequest::parse(form.as_bytes(), None).is_ok());
+        let form = format!("client_id={longest}a&client_secret=x");
+        assert!(matches!(
+            TokenRequest::parse(form.as_bytes(), None),
+            Err(AuthError::InvalidRequest)
+        ));
+        let basic = base64::engine::general_purpose::STANDARD.encode(format!("{longest}a:x"));
+        assert!(matches!(
+            TokenRequest::parse(b"", Some(&format!("Basic {basic}"))),
+            Err(AuthError::InvalidRequest)
+        ));
     }
 
     #[test]

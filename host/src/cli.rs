@@ -119,6 +119,7 @@ enum UserCommand {
     Create {
         #[arg(long)]
         tenant: String,
+        /// The user's name: its client_id, at most 256 bytes.
         #[arg(long)]
         name: String,
         /// Read the password (one line) from standard input. Required: passwords never go on
@@ -238,6 +239,12 @@ impl Cli {
                         PERMISSIONS.join(", ")
                     );
                 }
+                anyhow::ensure!(
+                    name.len() <= auth::MAX_CLIENT_ID,
+                    "the name is longer than {} bytes, the longest client_id the token endpoint \
+                     accepts",
+                    auth::MAX_CLIENT_ID
+                );
                 let password = read_stdin_line()?;
                 anyhow::ensure!(!password.is_empty(), "the password is empty");
                 let hash =
@@ -532,7 +539,7 @@ async fn run_server(config: Config, storage: Storage) -> anyhow::Result<()> {
         storage,
         runtime,
         base_domain: config.base_domain,
-        throttle: auth::Throttle::new(),
+        logins: auth::Logins::new(config.login),
         metrics,
         api_docs: ApiDocs::load()?,
     });

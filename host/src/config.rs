@@ -10,6 +10,7 @@
 
 use std::fmt;
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
+use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -17,6 +18,7 @@ use anyhow::Context as _;
 use clap::{Args, ValueEnum as _};
 use serde::Deserialize;
 
+use crate::auth::LoginLimits;
 use crate::runtime::{CpuShare, Limits};
 use crate::tls::TlsFiles;
 
@@ -120,6 +122,8 @@ pub struct ServeArgs {
     poll: PollOptions,
     #[command(flatten)]
     tls: TlsOptions,
+    #[command(flatten)]
+    login: LoginOptions,
 }
 
 options! {
@@ -241,6 +245,32 @@ options! {
         #[arg(long, env = "RENTALD_PLAIN_HTTP", value_parser = clap::builder::BoolishValueParser::new())]
         plain_http: bool,
     }
+
+    /// How many logins `POST /auth/token` verifies at once, and how long one waits its turn.
+    login: LoginOptions {
+        /// Password verifications run at once, each holding about 19 MiB while it runs
+        /// [default: the number of CPUs].
+        #[arg(long, env = "RENTALD_LOGIN_CONCURRENCY", value_name = "N")]
+        login_concurrency: Option<NonZeroUsize>,
+        #[arg(long, env = "RENTALD_LOGIN_QUEUE_MS", value_name = "MS", help = with_default(
+            "How long a token request waits for a verification to start before it is answered \
+             503, in milliseconds",
+            LoginLimits::default().queue_wait.as_millis(),
+        ))]
+        login_queue_ms: Option<u64>,
+    }
+}
+
+impl LoginOptions {
+    fn limits(&self) -> LoginLimits {
+        let defaults = LoginLimits::default();
+        LoginLimits {
+            concurrency: self.login_concurrency.unwrap_or(defaults.concurrency),
+            queue_wait: self
+                .login_queue_ms
+                .map_or(defaults.queue_wait, Duration::from_millis),
+        }
+    }
 }
 
 impl StorageOptions {
@@ -356,6 +386,8 @@ pub struct Config {
     pub components_dir: PathBuf,
     pub cache_dir: PathBuf,
     pub limits: Limits,
+    /// How the token endpoint bounds its password verifications.
+    pub login: LoginLimits,
     /// The queue consumer's idle poll interval.
     pub queue_poll: Duration,
     /// How often the tenants' component assignments are refreshed.
@@ -380,6 +412,7 @@ impl Config {
         let listen = flags.listen.or(file.listen);
         let runtime = flags.runtime.or(file.runtime);
         let poll = flags.poll.or(file.poll);
+        let login = flags.login.or(file.login);
         let transport = match serve {
             Some(_) => flags.tls.or(file.tls).transport()?,
             None => Transport::Plain,
@@ -401,6 +434,7 @@ impl Config {
                 .unwrap_or(ListenOptions::BASE_DOMAIN)
                 .to_ascii_lowercase(),
             limits: runtime.limits(),
+            login: login.limits(),
             components_dir: match runtime.components_dir {
                 Some(dir) => dir,
                 None => default_components_dir()?,

@@ -184,7 +184,7 @@ impl App {
             component = tracing::field::Empty,
         );
         let mut response = self
-            .route(request, &mut served)
+            .route(request, peer, &mut served)
             .instrument(span.clone())
             .await;
         if let Ok(value) = HeaderValue::from_str(&served.correlation_id) {
@@ -209,8 +209,13 @@ impl App {
         response
     }
 
-    async fn route(&self, request: Request<Incoming>, served: &mut Served) -> Response<Body> {
-        match self.front(request, served).await {
+    async fn route(
+        &self,
+        request: Request<Incoming>,
+        peer: SocketAddr,
+        served: &mut Served,
+    ) -> Response<Body> {
+        match self.front(request, peer, served).await {
             Ok(response) => response,
             Err(rejection) => rejection.response(&served.correlation_id),
         }
@@ -220,6 +225,7 @@ impl App {
     async fn front(
         &self,
         request: Request<Incoming>,
+        peer: SocketAddr,
         served: &mut Served,
     ) -> Result<Response<Body>, Rejection> {
         let path = request.uri().path();
@@ -238,7 +244,7 @@ impl App {
                 return Err(Rejection::WrongMethod(vec![Method::POST]));
             }
             served.set_endpoint(format!("{} {}", Method::POST, routes::TOKEN_PATH), None);
-            return self.token(request, &cached).await;
+            return self.token(request, &cached, peer).await;
         }
         let route = route(&request)?;
         served.set_endpoint(
@@ -365,6 +371,7 @@ impl App {
         &self,
         request: Request<Incoming>,
         cached: &CachedTenant,
+        peer: SocketAddr,
     ) -> Result<Response<Body>, Rejection> {
         let refused = |error| Rejection::auth(error, &cached.tenant, "");
         let authorization = request
@@ -377,7 +384,7 @@ impl App {
             Err(_) => return Err(refused(AuthError::InvalidRequest)),
         };
         let parsed = TokenRequest::parse(&form, authorization.as_deref()).map_err(refused)?;
-        let token = auth::issue_token(&self.storage, &self.throttle, cached, parsed)
+        let token = auth::issue_token(&self.storage, &self.logins, cached, peer.ip(), parsed)
             .await
             .map_err(refused)?;
         let mut response = json(
@@ -455,12 +462,13 @@ async fn read_body(headers: &HeaderMap, body: Incoming) -> Result<Bytes, Rejecti
 /// The answer to a refused or failed authentication: the token endpoint's RFC 6749 section 5.2
 /// errors; for a bearer check, 401 with the RFC 6750 challenge for `host`, or 403, as the
 /// contract and the tenant's `auth_failure_status` setting say; 503 when the host could not
-/// decide.
+/// decide (with `Retry-After` when it was too busy to verify a password in time).
 fn auth_failure(tenant: &Tenant, host: &str, error: AuthError) -> Response<Body> {
     let status = match &error {
         AuthError::InvalidRequest | AuthError::UnsupportedGrantType => StatusCode::BAD_REQUEST,
         AuthError::InvalidClient => StatusCode::UNAUTHORIZED,
         AuthError::Throttled(_) => StatusCode::TOO_MANY_REQUESTS,
+        AuthError::Busy(_) => StatusCode::SERVICE_UNAVAILABLE,
         AuthError::Forbidden => return empty(StatusCode::FORBIDDEN),
         AuthError::Unauthenticated { token_sent } => {
             return bearer_challenge(tenant, host, *token_sent);
@@ -475,7 +483,7 @@ fn auth_failure(tenant: &Tenant, host: &str, error: AuthError) -> Response<Body>
     };
     let code = error.oauth_code().unwrap_or_default();
     let mut response = json(status, &serde_json::json!({ "error": code }));
-    if let AuthError::Throttled(seconds) = error {
+    if let AuthError::Throttled(seconds) | AuthError::Busy(seconds) = error {
         response
             .headers_mut()
             .insert(RETRY_AFTER, HeaderValue::from(seconds));

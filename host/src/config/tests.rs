@@ -161,6 +161,25 @@ fn poll_flag_over_file_over_default() {
 }
 
 #[test]
+fn login_flag_over_file_over_default() {
+    let config = serve("", &["--plain-http"]);
+    assert_eq!(config.login, LoginLimits::default());
+
+    let file = "login_concurrency = 3\nlogin_queue_ms = 250\n";
+    let config = serve(file, &["--plain-http"]);
+    assert_eq!(config.login.concurrency.get(), 3);
+    assert_eq!(config.login.queue_wait, Duration::from_millis(250));
+
+    let config = serve(file, &["--plain-http", "--login-concurrency", "1"]);
+    assert_eq!(config.login.concurrency.get(), 1);
+    assert_eq!(config.login.queue_wait, Duration::from_millis(250));
+
+    let error = refused("login_concurrency = 0\n", &["--plain-http"]);
+    assert!(error.contains("login_concurrency"), "{error}");
+    assert!(resolve("", &["--plain-http", "--login-concurrency", "0"], true).is_err());
+}
+
+#[test]
 fn tls_flag_over_file_over_default() {
     let file = "tls_cert = \"file.crt\"\ntls_key = \"file.key\"\n";
     let Transport::Tls(files) = serve(file, &[]).transport else {
@@ -241,6 +260,7 @@ fn the_help_shows_the_defaults() {
         ("component_poll_ms", "1000"),
         ("component_idle_secs", "300"),
         ("tls_reload_secs", "5"),
+        ("login_queue_ms", "2000"),
     ] {
         let help = command
             .get_arguments()

@@ -149,7 +149,7 @@ async fn repeated_failures_are_throttled() {
     assert_eq!(
         refused.status(),
         429,
-        "even the right password is refused while throttled"
+        "even the right password is refused to this address while throttled"
     );
     let retry: u64 = refused.headers()["retry-after"]
         .to_str()
@@ -238,13 +238,26 @@ async fn bad_tokens_get_401_with_a_bearer_challenge() {
         assert!(response.bytes().await.unwrap().is_empty(), "{what}");
     }
 
-    // Correctly signed, but expired or naming another tenant.
+    // Correctly signed, but expired, not yet valid, or naming another tenant.
     let key = known_key(&app, "acme").await;
     let now = chrono::Utc::now().timestamp();
     let sub = claims["sub"].clone();
     let expired = forge(
         &key,
         json!({"iss": "rentald", "sub": sub, "tenant": "acme", "name": "api", "iat": now - 100_000, "exp": now - 10}),
+    );
+    // `exp` is exclusive: a token whose exp is this very second has expired.
+    let at_expiry = forge(
+        &key,
+        json!({"iss": "rentald", "sub": sub, "tenant": "acme", "name": "api", "iat": now - 100, "exp": now}),
+    );
+    let not_yet = forge(
+        &key,
+        json!({"iss": "rentald", "sub": sub, "tenant": "acme", "name": "api", "iat": now, "nbf": now + 100, "exp": now + 200}),
+    );
+    let started = forge(
+        &key,
+        json!({"iss": "rentald", "sub": sub, "tenant": "acme", "name": "api", "iat": now - 10, "nbf": now - 10, "exp": now + 100}),
     );
     let elsewhere = forge(
         &key,
@@ -255,6 +268,9 @@ async fn bad_tokens_get_401_with_a_bearer_challenge() {
         json!({"iss": "rentald", "sub": sub, "tenant": "acme", "name": "api", "iat": now, "exp": now + 100}),
     );
     assert_eq!(app.get("acme", "/api/cars", &expired).await.status(), 401);
+    assert_eq!(app.get("acme", "/api/cars", &at_expiry).await.status(), 401);
+    assert_eq!(app.get("acme", "/api/cars", &not_yet).await.status(), 401);
+    assert_eq!(app.get("acme", "/api/cars", &started).await.status(), 200);
     assert_eq!(app.get("acme", "/api/cars", &elsewhere).await.status(), 401);
     assert_eq!(
         app.get("acme", "/api/cars", &fine).await.status(),

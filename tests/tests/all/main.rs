@@ -13,6 +13,7 @@ mod conformance;
 mod dev;
 mod front;
 mod listing;
+mod login;
 mod observability;
 mod reference;
 mod sandbox;
