@@ -1,11 +1,12 @@
 //! What every connection, the queue consumer and the probes share: the one `App` of a running
-//! server. Its request handling is `server.rs`'s.
+//! server. Its request handling is `front.rs`'s.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::apidocs::ApiDocs;
 use crate::auth::Logins;
+use crate::connection;
 use crate::metrics::Metrics;
 use crate::runtime::Runtime;
 use crate::storage::Storage;
@@ -19,6 +20,8 @@ pub struct App {
     pub metrics: Arc<Metrics>,
     /// `/openapi.json` and `/docs`.
     pub api_docs: ApiDocs,
+    /// The front door's limits: how long a request's body may take to arrive.
+    pub connections: connection::Limits,
 }
 
 impl App {

@@ -11,11 +11,13 @@ use rental_platform::{Component, PERMISSIONS};
 use crate::apidocs::ApiDocs;
 use crate::app::App;
 use crate::config::{Config, GlobalArgs, ServeArgs, Transport};
+use crate::connection::Gate;
 use crate::metrics::Metrics;
 use crate::runtime::Runtime;
+use crate::server::Site;
 use crate::storage::Storage;
 use crate::storage::components::{Install, Rollback};
-use crate::{auth, catalog, probes, queue, server, telemetry, tenancy, tls};
+use crate::{auth, catalog, queue, server, telemetry, tenancy, tls};
 
 #[derive(Debug, Parser)]
 #[command(name = "rentald", version, about = "The car-rental platform host")]
@@ -542,7 +544,9 @@ async fn run_server(config: Config, storage: Storage) -> anyhow::Result<()> {
         logins: auth::Logins::new(config.login),
         metrics,
         api_docs: ApiDocs::load()?,
+        connections: config.connections,
     });
+    let gate = Gate::new(config.connections, "api", app.metrics.clone());
     let _stop_metrics = match config.metrics_listen {
         Some(metrics_listen) => {
             let listener = tokio::net::TcpListener::bind(metrics_listen)
@@ -551,8 +555,18 @@ async fn run_server(config: Config, storage: Storage) -> anyhow::Result<()> {
             let address = listener.local_addr()?;
             // Printed before the API's line, which tests and scripts wait for.
             println!("metrics on http://{address}/metrics");
-            let app = app.clone();
-            Some(AbortOnDrop(tokio::spawn(probes::serve(app, listener))))
+            let gate = Gate::new(
+                config.connections.for_metrics(),
+                "metrics",
+                app.metrics.clone(),
+            );
+            Some(AbortOnDrop(tokio::spawn(server::serve(
+                app.clone(),
+                listener,
+                None,
+                Site::Metrics,
+                gate,
+            ))))
         }
         None => None,
     };
@@ -572,7 +586,7 @@ async fn run_server(config: Config, storage: Storage) -> anyhow::Result<()> {
             .await;
     }));
     tokio::select! {
-        () = server::serve(app, listener, tls) => Ok(()),
+        () = server::serve(app, listener, tls, Site::Api, gate) => Ok(()),
         _ = tokio::signal::ctrl_c() => {
             tracing::info!("shutting down");
             Ok(())

@@ -19,6 +19,7 @@ use clap::{Args, ValueEnum as _};
 use serde::Deserialize;
 
 use crate::auth::LoginLimits;
+use crate::connection;
 use crate::runtime::{CpuShare, Limits};
 use crate::tls::TlsFiles;
 
@@ -124,6 +125,8 @@ pub struct ServeArgs {
     tls: TlsOptions,
     #[command(flatten)]
     login: LoginOptions,
+    #[command(flatten)]
+    connections: ConnectionOptions,
 }
 
 options! {
@@ -188,6 +191,12 @@ options! {
             Limits::default().memory_bytes >> 20,
         ))]
         memory_limit_mib: Option<usize>,
+        #[arg(long, env = "RENTALD_TENANT_INSTANCES", value_name = "N", help = with_default(
+            "Components one tenant may have running at once; past it a request waits up to 1 s \
+             for one to end, then is answered 503 with Retry-After",
+            Limits::default().tenant_instances,
+        ))]
+        tenant_instances: Option<NonZeroUsize>,
         #[arg(long, env = "RENTALD_CPU_BURST_MS", value_name = "MS", help = with_default(
             "Time a request runs its component unpaced; past it, the component is paced with \
              its tenant's other long runners (--tenant-cpu-percent), in milliseconds",
@@ -259,6 +268,60 @@ options! {
         ))]
         login_queue_ms: Option<u64>,
     }
+
+    /// How many connections `serve` keeps open, and how long one may stay silent, idle or
+    /// slow.
+    connections: ConnectionOptions {
+        #[arg(long, env = "RENTALD_MAX_CONNECTIONS", value_name = "N", help = with_default(
+            "Connections open at once; past it a new connection is closed as soon as it is \
+             accepted. Keep it under the process's open-file limit",
+            connection::Limits::default().max_connections,
+        ))]
+        max_connections: Option<NonZeroUsize>,
+        #[arg(long, env = "RENTALD_MAX_CONNECTIONS_PER_ADDRESS", value_name = "N", help = with_default(
+            "Connections open at once from one client address (IPv4 address, IPv6 /64); behind \
+             a proxy every client has the proxy's address: raise it to --max-connections",
+            connection::Limits::default().max_connections_per_address,
+        ))]
+        max_connections_per_address: Option<NonZeroUsize>,
+        #[arg(long, env = "RENTALD_HEADER_TIMEOUT_MS", value_name = "MS",
+            value_parser = clap::value_parser!(u64).range(1..), help = with_default(
+            "Time for a request's head to arrive, from the connection's start or its previous \
+             request's end (and for a TLS handshake), in milliseconds",
+            connection::Limits::default().header_timeout.as_millis(),
+        ))]
+        header_timeout_ms: Option<u64>,
+        #[arg(long, env = "RENTALD_BODY_TIMEOUT_MS", value_name = "MS",
+            value_parser = clap::value_parser!(u64).range(1..), help = with_default(
+            "Time for a request's whole body to arrive, in milliseconds (past it: 408)",
+            connection::Limits::default().body_timeout.as_millis(),
+        ))]
+        body_timeout_ms: Option<u64>,
+        #[arg(long, env = "RENTALD_IDLE_TIMEOUT_MS", value_name = "MS",
+            value_parser = clap::value_parser!(u64).range(1..), help = with_default(
+            "Time a connection stays open with no request in flight, in milliseconds",
+            connection::Limits::default().idle_timeout.as_millis(),
+        ))]
+        idle_timeout_ms: Option<u64>,
+    }
+}
+
+impl ConnectionOptions {
+    fn limits(&self) -> connection::Limits {
+        let defaults = connection::Limits::default();
+        let millis = |value: Option<u64>, default| value.map_or(default, Duration::from_millis);
+        connection::Limits {
+            max_connections: self
+                .max_connections
+                .map_or(defaults.max_connections, NonZeroUsize::get),
+            max_connections_per_address: self
+                .max_connections_per_address
+                .map_or(defaults.max_connections_per_address, NonZeroUsize::get),
+            header_timeout: millis(self.header_timeout_ms, defaults.header_timeout),
+            body_timeout: millis(self.body_timeout_ms, defaults.body_timeout),
+            idle_timeout: millis(self.idle_timeout_ms, defaults.idle_timeout),
+        }
+    }
 }
 
 impl LoginOptions {
@@ -298,6 +361,9 @@ impl RuntimeOptions {
             memory_bytes: self
                 .memory_limit_mib
                 .map_or(defaults.memory_bytes, |mib| mib << 20),
+            tenant_instances: self
+                .tenant_instances
+                .map_or(defaults.tenant_instances, NonZeroUsize::get),
             cpu: CpuShare {
                 burst: self
                     .cpu_burst_ms
@@ -388,6 +454,8 @@ pub struct Config {
     pub limits: Limits,
     /// How the token endpoint bounds its password verifications.
     pub login: LoginLimits,
+    /// How many connections are open, and how long one may stay silent, idle or slow.
+    pub connections: connection::Limits,
     /// The queue consumer's idle poll interval.
     pub queue_poll: Duration,
     /// How often the tenants' component assignments are refreshed.
@@ -413,6 +481,7 @@ impl Config {
         let runtime = flags.runtime.or(file.runtime);
         let poll = flags.poll.or(file.poll);
         let login = flags.login.or(file.login);
+        let connections = flags.connections.or(file.connections);
         let transport = match serve {
             Some(_) => flags.tls.or(file.tls).transport()?,
             None => Transport::Plain,
@@ -435,6 +504,7 @@ impl Config {
                 .to_ascii_lowercase(),
             limits: runtime.limits(),
             login: login.limits(),
+            connections: connections.limits(),
             components_dir: match runtime.components_dir {
                 Some(dir) => dir,
                 None => default_components_dir()?,

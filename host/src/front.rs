@@ -7,7 +7,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use bytes::Bytes;
-use http::header::{ALLOW, AUTHORIZATION, CONTENT_LENGTH, HOST, RETRY_AFTER, WWW_AUTHENTICATE};
+use http::header::{
+    ALLOW, AUTHORIZATION, CONNECTION, CONTENT_LENGTH, HOST, RETRY_AFTER, WWW_AUTHENTICATE,
+};
 use http::request::Parts;
 use http::{HeaderMap, HeaderValue, Method, Request, Response, StatusCode};
 use http_body_util::{BodyExt as _, Full, Limited};
@@ -29,6 +31,11 @@ use crate::tenancy::{self, HostError};
 
 /// Largest request body accepted.
 pub const MAX_BODY: usize = 1 << 20;
+/// Largest body of a request nobody has authenticated yet: the token endpoint's form and the
+/// bank webhooks' notifications, both a few hundred bytes.
+const MAX_ANONYMOUS_BODY: usize = 64 << 10;
+/// When a client refused for its tenant's running components may try again, in seconds.
+const BUSY_RETRY_SECS: u64 = 1;
 
 /// Why the front door answered a request itself, instead of a component.
 #[derive(Debug)]
@@ -47,10 +54,15 @@ enum Rejection {
         tenant: Arc<Tenant>,
         host: String,
     },
-    /// The body is larger than [`MAX_BODY`]: 413.
+    /// The body is larger than its route allows ([`MAX_BODY`], [`MAX_ANONYMOUS_BODY`]): 413.
     TooLarge,
     /// The body could not be read: 400.
     BadBody,
+    /// The body did not arrive within the body timeout: 408, and the connection closed.
+    SlowBody,
+    /// The tenant has as many components running as it may: 503 with `Retry-After` and the
+    /// body of ErrorCode 499 (Timeout), in `language`.
+    Busy { language: Language },
     /// An error of the interface's own, its body in `language`: an unsupported `language`, a
     /// component that could not be loaded, failed or ran past its deadline.
     Api {
@@ -93,6 +105,25 @@ impl Rejection {
                 host,
             } => auth_failure(&tenant, &host, error),
             Self::TooLarge => empty(StatusCode::PAYLOAD_TOO_LARGE),
+            Self::SlowBody => {
+                let mut response = empty(StatusCode::REQUEST_TIMEOUT);
+                response
+                    .headers_mut()
+                    .insert(CONNECTION, HeaderValue::from_static("close"));
+                response
+            }
+            Self::Busy { language } => {
+                let mut response = Self::Api {
+                    status: StatusCode::SERVICE_UNAVAILABLE,
+                    code: ErrorCode::Timeout,
+                    language,
+                }
+                .response(correlation_id);
+                response
+                    .headers_mut()
+                    .insert(RETRY_AFTER, HeaderValue::from(BUSY_RETRY_SECS));
+                response
+            }
             Self::Api {
                 status,
                 code,
@@ -254,7 +285,11 @@ impl App {
         let caller = self.caller(&request, &cached, route.access, &host).await?;
         let language = language(&request, &cached.tenant)?;
         let (parts, body) = request.into_parts();
-        let body = read_body(&parts.headers, body).await?;
+        let largest = match route.access {
+            Access::Anonymous => MAX_ANONYMOUS_BODY,
+            Access::Permission(_) => MAX_BODY,
+        };
+        let body = self.read_body(&parts.headers, body, largest).await?;
         let context = RequestContext {
             tenant: cached.tenant.clone(),
             component: route.component,
@@ -354,6 +389,15 @@ impl App {
                     ErrorCode::Unknown,
                 ))
             }
+            Outcome::Busy => {
+                request_event!(
+                    tracing::Level::WARN,
+                    served,
+                    fault = "tenant",
+                    "the tenant's components are all running"
+                );
+                Err(Rejection::Busy { language })
+            }
             Outcome::Timeout => {
                 request_event!(
                     tracing::Level::WARN,
@@ -366,6 +410,29 @@ impl App {
         }
     }
 
+    /// The whole body, up to `largest` bytes and within the body timeout.
+    async fn read_body(
+        &self,
+        headers: &HeaderMap,
+        body: Incoming,
+        largest: usize,
+    ) -> Result<Bytes, Rejection> {
+        let declared_too_large = headers
+            .get(CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok()?.parse::<u64>().ok())
+            .is_some_and(|n| n > largest as u64);
+        if declared_too_large {
+            return Err(Rejection::TooLarge);
+        }
+        let collect = Limited::new(body, largest).collect();
+        match tokio::time::timeout(self.connections.body_timeout, collect).await {
+            Ok(Ok(body)) => Ok(body.to_bytes()),
+            Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => Err(Rejection::TooLarge),
+            Ok(Err(_)) => Err(Rejection::BadBody),
+            Err(_) => Err(Rejection::SlowBody),
+        }
+    }
+
     /// The token endpoint: a client-credentials token for an API user of the tenant.
     async fn token(
         &self,
@@ -374,16 +441,15 @@ impl App {
         peer: SocketAddr,
     ) -> Result<Response<Body>, Rejection> {
         let refused = |error| Rejection::auth(error, &cached.tenant, "");
-        let authorization = request
-            .headers()
+        let (parts, body) = request.into_parts();
+        let form = self
+            .read_body(&parts.headers, body, MAX_ANONYMOUS_BODY)
+            .await?;
+        let authorization = parts
+            .headers
             .get(AUTHORIZATION)
-            .and_then(|h| h.to_str().ok())
-            .map(str::to_owned);
-        let form = match Limited::new(request.into_body(), MAX_BODY).collect().await {
-            Ok(body) => body.to_bytes(),
-            Err(_) => return Err(refused(AuthError::InvalidRequest)),
-        };
-        let parsed = TokenRequest::parse(&form, authorization.as_deref()).map_err(refused)?;
+            .and_then(|h| h.to_str().ok());
+        let parsed = TokenRequest::parse(&form, authorization).map_err(refused)?;
         let token = auth::issue_token(&self.storage, &self.logins, cached, peer.ip(), parsed)
             .await
             .map_err(refused)?;
@@ -440,22 +506,6 @@ fn language(request: &Request<Incoming>, tenant: &Tenant) -> Result<Language, Re
             code: ErrorCode::LanguageNotSupported,
             language: default,
         }),
-    }
-}
-
-/// The whole body, up to [`MAX_BODY`].
-async fn read_body(headers: &HeaderMap, body: Incoming) -> Result<Bytes, Rejection> {
-    let declared_too_large = headers
-        .get(CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok())
-        .is_some_and(|n| n > MAX_BODY as u64);
-    if declared_too_large {
-        return Err(Rejection::TooLarge);
-    }
-    match Limited::new(body, MAX_BODY).collect().await {
-        Ok(body) => Ok(body.to_bytes()),
-        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(Rejection::TooLarge),
-        Err(_) => Err(Rejection::BadBody),
     }
 }
 

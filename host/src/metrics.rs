@@ -50,6 +50,17 @@ struct OutcomeLabels {
 }
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ListenerLabels {
+    listener: &'static str,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RefusedLabels {
+    listener: &'static str,
+    reason: &'static str,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct QueueLabels {
     tenant: String,
     status: String,
@@ -76,6 +87,8 @@ pub struct Metrics {
     execution: Histograms<ComponentLabels>,
     outcomes: Family<OutcomeLabels, Counter>,
     queue_depth: Family<QueueLabels, Gauge>,
+    connections_open: Family<ListenerLabels, Gauge>,
+    connections_refused: Family<RefusedLabels, Counter>,
     components_loaded: Gauge,
     tenant_generation: Gauge,
     /// Held from refreshing the queue depth to encoding it, so that two scrapes at once never
@@ -125,7 +138,8 @@ impl Metrics {
         let outcomes = Family::<OutcomeLabels, Counter>::default();
         registry.register(
             "component_outcomes",
-            "Component runs by how they ended: ok (answered), trap or timeout",
+            "Component runs by how they ended: ok (answered), trap, timeout, or busy (not started: \
+             the tenant had all its instances running)",
             outcomes.clone(),
         );
         let queue_depth = Family::<QueueLabels, Gauge>::default();
@@ -134,6 +148,19 @@ impl Metrics {
             "Queued messages that are pending, processing or dead, by tenant and status, \
              read from the database at scrape time",
             queue_depth.clone(),
+        );
+        let connections_open = Family::<ListenerLabels, Gauge>::default();
+        registry.register(
+            "connections_open",
+            "Connections open now, by listener (api or metrics)",
+            connections_open.clone(),
+        );
+        let connections_refused = Family::<RefusedLabels, Counter>::default();
+        registry.register(
+            "connections_refused",
+            "Connections closed as soon as they were accepted, by listener and reason: full \
+             (--max-connections) or address (--max-connections-per-address)",
+            connections_refused.clone(),
         );
         let components_loaded = Gauge::default();
         registry.register(
@@ -161,6 +188,8 @@ impl Metrics {
             execution,
             outcomes,
             queue_depth,
+            connections_open,
+            connections_refused,
             components_loaded,
             tenant_generation,
             scrape: Mutex::new(()),
@@ -195,13 +224,27 @@ impl Metrics {
             .observe(elapsed.as_secs_f64());
     }
 
-    /// Counts how a request inside `component` ended: `ok`, `trap` or `timeout`.
+    /// Counts how a request inside `component` ended: `ok`, `trap`, `timeout` or `busy`.
     pub fn component_finished(&self, component: PlatformComponent, outcome: &'static str) {
         self.outcomes
             .get_or_create(&OutcomeLabels {
                 component: component.name().to_owned(),
                 outcome,
             })
+            .inc();
+    }
+
+    /// A connection to `listener` opened (`1`) or closed (`-1`).
+    pub fn connection_opened(&self, listener: &'static str, change: i64) {
+        self.connections_open
+            .get_or_create(&ListenerLabels { listener })
+            .inc_by(change);
+    }
+
+    /// A connection to `listener` closed as soon as it was accepted, for `reason`.
+    pub fn connection_refused(&self, listener: &'static str, reason: &'static str) {
+        self.connections_refused
+            .get_or_create(&RefusedLabels { listener, reason })
             .inc();
     }
 
@@ -253,6 +296,8 @@ mod tests {
         metrics.component_instantiated(PlatformComponent::Listing, Duration::from_micros(300));
         metrics.component_executed(PlatformComponent::Listing, Duration::from_millis(2));
         metrics.component_finished(PlatformComponent::Listing, "timeout");
+        metrics.connection_opened("api", 1);
+        metrics.connection_refused("api", "address");
         let depth = [QueueDepth {
             tenant: "acme".to_owned(),
             status: "pending".to_owned(),
@@ -266,6 +311,8 @@ mod tests {
             r#"rentald_component_execution_seconds_count{component="listing"} 1"#,
             r#"rentald_component_outcomes_total{component="listing",outcome="timeout"} 1"#,
             r#"rentald_queue_depth{tenant="acme",status="pending"} 2"#,
+            r#"rentald_connections_open{listener="api"} 1"#,
+            r#"rentald_connections_refused_total{listener="api",reason="address"} 1"#,
             "rentald_components_loaded 3",
             "rentald_tenant_generation 7",
         ] {

@@ -3,17 +3,13 @@
 //!
 //! The probes answer on the API listener, before tenant resolution, and on the metrics
 //! listener. `/metrics` names tenants, so it is served on the metrics listener only
-//! (`--metrics-listen`, meant for a private network), never on the API listener.
+//! (`--metrics-listen`, meant for a private network), never on the API listener. Both
+//! listeners are `server`'s.
 
-use std::convert::Infallible;
-use std::sync::Arc;
 use std::time::Duration;
 
 use http::header::CONTENT_TYPE;
-use http::{HeaderValue, Request, Response, StatusCode};
-use hyper::body::Incoming;
-use hyper_util::rt::TokioIo;
-use tokio::net::TcpListener;
+use http::{HeaderValue, Response, StatusCode};
 
 use crate::app::App;
 use crate::response::{Body, empty, json};
@@ -56,28 +52,8 @@ async fn readiness(app: &App) -> Response<Body> {
     )
 }
 
-/// Serves the probes and `/metrics` over plain HTTP/1.1 for as long as the process runs (a
-/// failed `accept` waits and tries again, as on the API listener).
-pub async fn serve(app: Arc<App>, listener: TcpListener) {
-    loop {
-        let (stream, peer) = crate::server::accept(&listener).await;
-        let app = app.clone();
-        tokio::spawn(async move {
-            let service = hyper::service::service_fn(move |request: Request<Incoming>| {
-                let app = app.clone();
-                async move { Ok::<_, Infallible>(answer(&app, request.uri().path()).await) }
-            });
-            if let Err(e) = hyper::server::conn::http1::Builder::new()
-                .serve_connection(TokioIo::new(stream), service)
-                .await
-            {
-                tracing::debug!(%peer, error = %e, "metrics connection closed with an error");
-            }
-        });
-    }
-}
-
-async fn answer(app: &App, path: &str) -> Response<Body> {
+/// The metrics listener's answer to `path`: a probe, or the metrics.
+pub async fn answer(app: &App, path: &str) -> Response<Body> {
     if let Some(response) = probe(app, path).await {
         return response;
     }

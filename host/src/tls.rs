@@ -18,9 +18,6 @@ use tokio_rustls::TlsAcceptor;
 
 use crate::tenancy;
 
-/// How long a client may take to complete the handshake before its connection is dropped.
-pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
-
 /// ALPN protocol names, in the server's order of preference.
 pub const ALPN_H2: &[u8] = b"h2";
 pub const ALPN_HTTP1: &[u8] = b"http/1.1";

@@ -8,9 +8,11 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasher as _, Hash, RandomState};
-use std::net::{IpAddr, Ipv6Addr};
+use std::net::IpAddr;
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
+
+use crate::connection::party;
 
 /// How long attempts count, from the first one of a key.
 const WINDOW: Duration = Duration::from_secs(15 * 60);
@@ -190,7 +192,7 @@ impl Throttle {
         tenant: &str,
         client_id: &str,
     ) -> Result<Attempt<'_>, u64> {
-        let address = source(address);
+        let address = party(address);
         let keys = Keys {
             address,
             pair: self.hasher.hash_one((address, tenant, client_id)),
@@ -224,15 +226,6 @@ impl Throttle {
             keys: Some(keys),
             delay,
         })
-    }
-}
-
-/// The part of an address one party holds: an IPv4 address, or an IPv6 /64, the least a site
-/// is given (any host in it can take any address of it).
-fn source(address: IpAddr) -> IpAddr {
-    match address.to_canonical() {
-        IpAddr::V6(v6) => IpAddr::V6(Ipv6Addr::from_bits(v6.to_bits() & !(u128::MAX >> 64))),
-        v4 => v4,
     }
 }
 
@@ -373,17 +366,6 @@ mod tests {
             throttle.begin(HOME, "acme", "api").is_err(),
             "100 from the address"
         );
-    }
-
-    #[test]
-    fn ipv6_counts_by_64_and_mapped_ipv4_as_ipv4() {
-        let one: IpAddr = "2001:db8:1:2:aaaa::1".parse().unwrap();
-        let two: IpAddr = "2001:db8:1:2:bbbb::2".parse().unwrap();
-        let next: IpAddr = "2001:db8:1:3::1".parse().unwrap();
-        assert_eq!(source(one), source(two));
-        assert_ne!(source(one), source(next));
-        let mapped: IpAddr = "::ffff:192.0.2.1".parse().unwrap();
-        assert_eq!(source(mapped), HOME);
     }
 
     #[test]

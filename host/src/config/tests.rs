@@ -135,11 +135,14 @@ fn runtime_flag_over_file_over_default() {
     assert_eq!(config.cache_dir, Path::new("flag"));
 
     let config = serve(
-        "cpu_burst_ms = 20\ntenant_cpu_percent = 50\n",
+        "cpu_burst_ms = 20\ntenant_cpu_percent = 50\ntenant_instances = 3\n",
         &["--plain-http", "--tenant-cpu-percent", "10"],
     );
     assert_eq!(config.limits.cpu.burst, Duration::from_millis(20));
     assert_eq!(config.limits.cpu.share, 0.1);
+    assert_eq!(config.limits.tenant_instances, 3);
+    let config = serve("", &["--plain-http", "--tenant-instances", "5"]);
+    assert_eq!(config.limits.tenant_instances, 5);
 }
 
 #[test]
@@ -177,6 +180,44 @@ fn login_flag_over_file_over_default() {
     let error = refused("login_concurrency = 0\n", &["--plain-http"]);
     assert!(error.contains("login_concurrency"), "{error}");
     assert!(resolve("", &["--plain-http", "--login-concurrency", "0"], true).is_err());
+}
+
+#[test]
+fn connection_flag_over_file_over_default() {
+    let config = serve("", &["--plain-http"]);
+    assert_eq!(
+        config.connections.max_connections,
+        connection::Limits::default().max_connections
+    );
+
+    let file = "max_connections = 100\nmax_connections_per_address = 10\nheader_timeout_ms = 300\n\
+                body_timeout_ms = 400\nidle_timeout_ms = 500\n";
+    let config = serve(file, &["--plain-http"]);
+    assert_eq!(config.connections.max_connections, 100);
+    assert_eq!(config.connections.max_connections_per_address, 10);
+    assert_eq!(
+        config.connections.header_timeout,
+        Duration::from_millis(300)
+    );
+    assert_eq!(config.connections.body_timeout, Duration::from_millis(400));
+    assert_eq!(config.connections.idle_timeout, Duration::from_millis(500));
+
+    let config = serve(
+        file,
+        &[
+            "--plain-http",
+            "--max-connections-per-address",
+            "2",
+            "--idle-timeout-ms",
+            "9",
+        ],
+    );
+    assert_eq!(config.connections.max_connections, 100);
+    assert_eq!(config.connections.max_connections_per_address, 2);
+    assert_eq!(config.connections.idle_timeout, Duration::from_millis(9));
+
+    assert!(resolve("", &["--plain-http", "--max-connections", "0"], true).is_err());
+    assert!(resolve("", &["--plain-http", "--header-timeout-ms", "0"], true).is_err());
 }
 
 #[test]
@@ -256,11 +297,17 @@ fn the_help_shows_the_defaults() {
         ("cpu_burst_ms", "50"),
         ("tenant_cpu_percent", "25"),
         ("memory_limit_mib", "64"),
+        ("tenant_instances", "16"),
         ("queue_poll_ms", "500"),
         ("component_poll_ms", "1000"),
         ("component_idle_secs", "300"),
         ("tls_reload_secs", "5"),
         ("login_queue_ms", "2000"),
+        ("max_connections", "4096"),
+        ("max_connections_per_address", "256"),
+        ("header_timeout_ms", "10000"),
+        ("body_timeout_ms", "30000"),
+        ("idle_timeout_ms", "60000"),
     ] {
         let help = command
             .get_arguments()

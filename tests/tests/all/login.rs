@@ -175,13 +175,13 @@ async fn over_long_client_ids_are_refused_before_verifying() {
             response.json::<Value>().await.unwrap(),
         )
     };
-    let megabyte = "x".repeat(1_000_000);
+    let too_long = "x".repeat(1_000);
     let response = app
         .token_response(
             "acme",
             &[
                 ("grant_type", "client_credentials"),
-                ("client_id", &megabyte),
+                ("client_id", &too_long),
                 ("client_secret", "x"),
             ],
         )

@@ -12,6 +12,7 @@ mod components;
 mod conformance;
 mod dev;
 mod front;
+mod limits;
 mod listing;
 mod login;
 mod observability;
