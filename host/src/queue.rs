@@ -231,6 +231,7 @@ fn settle(outcome: Outcome) -> Settle {
         )),
         Outcome::Trap(trap) => Settle::Retry(truncate(format!("the consumer failed: {trap:#}"))),
         Outcome::Timeout => Settle::Retry("the consumer ran past its deadline".to_owned()),
+        Outcome::Busy => Settle::Retry("the tenant's components were all running".to_owned()),
     }
 }
 

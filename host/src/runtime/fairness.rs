@@ -1,4 +1,9 @@
-//! Sharing the cores between tenants.
+//! Sharing the cores and the instances between tenants.
+//!
+//! A tenant has a bounded number of seats: components of its running at once. A request
+//! waits a moment for a seat ([`SEAT_WAIT`]) and is refused when none frees, so one tenant's
+//! burst or runaway requests hold at most that many instances (and their memory) while other
+//! tenants' requests start at once.
 //!
 //! A request runs its guest at full speed for a short burst, which is all a well-behaved
 //! request needs (the platform's components answer in a few milliseconds). Past the burst the
@@ -10,12 +15,18 @@
 //! short: a paced guest sleeps, it does not wait in line).
 //!
 //! Tenants are mapped to a fixed number of clocks by a hash of their slug, so the memory is
-//! bounded whatever the number of tenants; two tenants on one clock share one share, which
-//! only matters when both run long requests at once.
+//! bounded whatever the number of tenants; two tenants on one clock share one share and one
+//! set of seats, which only matters when both run long requests, or many, at once.
 
 use std::hash::BuildHasher;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
+
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+/// How long a request waits for one of its tenant's seats before it is refused.
+pub const SEAT_WAIT: Duration = Duration::from_secs(1);
 
 /// Clocks, shared by the tenants whose slugs hash alike.
 const CLOCKS: usize = 1024;
@@ -47,16 +58,31 @@ pub struct Pacer {
     /// Per clock: the time, in nanoseconds since `started`, up to which its tenants' long runners
     /// have been paid for.
     paid_until: Box<[AtomicU64]>,
+    /// Per clock: the seats of its tenants.
+    seats: Box<[Arc<Semaphore>]>,
 }
 
 impl Pacer {
-    pub fn new(config: CpuShare) -> Self {
+    /// Clocks paced by `config`, each with `seats` instances at once.
+    pub fn new(config: CpuShare, seats: usize) -> Self {
         Self {
             config,
             started: Instant::now(),
             hasher: Default::default(),
             paid_until: (0..CLOCKS).map(|_| AtomicU64::new(0)).collect(),
+            seats: (0..CLOCKS)
+                .map(|_| Arc::new(Semaphore::new(seats)))
+                .collect(),
         }
+    }
+
+    /// A seat of `clock`'s, held until dropped; `None` when none freed within [`SEAT_WAIT`].
+    pub async fn seat(&self, clock: usize) -> Option<OwnedSemaphorePermit> {
+        let seats = self.seats[clock].clone();
+        tokio::time::timeout(SEAT_WAIT, seats.acquire_owned())
+            .await
+            .ok()?
+            .ok()
     }
 
     pub fn burst(&self) -> Duration {
@@ -101,10 +127,13 @@ mod tests {
 
     #[test]
     fn one_tenants_long_runners_share_one_share() {
-        let pacer = Pacer::new(CpuShare {
-            burst: Duration::from_millis(50),
-            share: 0.25,
-        });
+        let pacer = Pacer::new(
+            CpuShare {
+                burst: Duration::from_millis(50),
+                share: 0.25,
+            },
+            1,
+        );
         let tick = Duration::from_millis(10);
         let clock = pacer.clock("hog");
         // The first tick is paid from now: no wait; each further one waits for the ones
@@ -120,5 +149,22 @@ mod tests {
             .find(|slug| pacer.clock(slug) != clock)
             .unwrap();
         assert_eq!(pacer.charge(pacer.clock(&other), tick), Duration::ZERO);
+    }
+
+    #[tokio::test]
+    async fn a_tenant_has_its_seats_and_waits_for_a_free_one() {
+        let pacer = Arc::new(Pacer::new(CpuShare::default(), 2));
+        let clock = pacer.clock("busy");
+        let first = pacer.seat(clock).await.unwrap();
+        let _second = pacer.seat(clock).await.unwrap();
+        let waiting = tokio::spawn({
+            let pacer = pacer.clone();
+            async move { pacer.seat(clock).await }
+        });
+        tokio::time::sleep(SEAT_WAIT / 4).await;
+        drop(first);
+        let _third = waiting.await.unwrap();
+        assert!(_third.is_some(), "a seat freed within the wait is taken");
+        assert!(pacer.seat(clock).await.is_none(), "none frees: refused");
     }
 }

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use bytes::Bytes;
-use http_body_util::BodyExt as _;
+use http_body_util::{BodyExt as _, LengthLimitError, Limited};
 use tracing::Instrument as _;
 use wasmtime::component::{Component, Linker};
 use wasmtime::{
@@ -48,6 +48,9 @@ pub struct Limits {
     pub memory_bytes: usize,
     /// Instances alive at once (the pooling allocator's slots).
     pub max_instances: u32,
+    /// Instances one tenant may have running at once (its seats): with
+    /// [`Self::memory_bytes`], the memory one tenant can hold.
+    pub tenant_instances: usize,
     /// How long-running guests share the cores between tenants.
     pub cpu: CpuShare,
 }
@@ -67,6 +70,7 @@ impl Default for Limits {
             write_deadline: Duration::from_secs(1),
             memory_bytes: 64 << 20,
             max_instances: 512,
+            tenant_instances: 16,
             cpu: CpuShare::default(),
         }
     }
@@ -84,6 +88,9 @@ pub enum Outcome {
     Trap(anyhow::Error),
     /// The guest ran past its deadline and was stopped.
     Timeout,
+    /// The tenant had [`Limits::tenant_instances`] running, and none ended in time: not
+    /// started.
+    Busy,
 }
 
 impl Outcome {
@@ -93,6 +100,7 @@ impl Outcome {
             Self::Response(_) => "ok",
             Self::Trap(_) => "trap",
             Self::Timeout => "timeout",
+            Self::Busy => "busy",
         }
     }
 }
@@ -132,6 +140,10 @@ fn wasi_linker(engine: &Engine) -> anyhow::Result<Linker<HostState>> {
 
 /// What a component may write to its stderr during one request; then the stream is closed.
 const GUEST_STDERR_BYTES: usize = 64 << 10;
+
+/// Largest response body a component may return; past it the request fails (500, ErrorCode
+/// 99) rather than the host buffering without end.
+const MAX_RESPONSE_BODY: usize = 8 << 20;
 
 /// Logs what a component wrote to its stderr, a line an event, in the current (the request's)
 /// span.
@@ -210,7 +222,7 @@ impl Runtime {
             registry: Registry::default(),
             components_dir: PathBuf::new(),
             metrics,
-            pacer: Arc::new(Pacer::new(limits.cpu)),
+            pacer: Arc::new(Pacer::new(limits.cpu, limits.tenant_instances)),
         })
     }
 
@@ -362,7 +374,8 @@ impl Runtime {
             .collect()
     }
 
-    /// Runs one request through a component in a fresh store, bounded in time and memory.
+    /// Runs one request through a component in a fresh store, bounded in time and memory; not
+    /// at all ([`Outcome::Busy`]) when none of its tenant's seats frees in time.
     pub async fn handle<B>(
         &self,
         component: &LoadedComponent,
@@ -377,6 +390,10 @@ impl Runtime {
         let deadline = self.limits.deadline;
         let name = request.component;
         let clock = self.pacer.clock(&request.tenant.slug);
+        let Some(seat) = self.pacer.seat(clock).await else {
+            self.metrics.component_finished(name, Outcome::Busy.label());
+            return Outcome::Busy;
+        };
         let stderr = MemoryOutputPipe::new(GUEST_STDERR_BYTES);
         let mut store = Store::new(
             &self.engine,
@@ -433,8 +450,10 @@ impl Runtime {
         let metrics = self.metrics.clone();
         // The guest runs in a task of its own; the request's span goes with it, so that what
         // the capabilities log names the request.
+        // The tenant's seat is held until the store is dropped with the task.
         let guest = tokio::spawn(
             tokio::time::timeout(deadline, async move {
+                let _seat = seat;
                 let started = Instant::now();
                 let proxy = pre.instantiate_async(&mut store).await?;
                 metrics.component_instantiated(name, started.elapsed());
@@ -453,10 +472,14 @@ impl Runtime {
             match receiver.await {
                 Ok(Ok(response)) => {
                     let (parts, body) = response.into_parts();
-                    match body.collect().await {
+                    match Limited::new(body, MAX_RESPONSE_BODY).collect().await {
                         Ok(body) => {
                             Outcome::Response(http::Response::from_parts(parts, body.to_bytes()))
                         }
+                        Err(e) if e.is::<LengthLimitError>() => Outcome::Trap(anyhow::anyhow!(
+                            "the response body is over the limit of {} MiB",
+                            MAX_RESPONSE_BODY >> 20
+                        )),
                         Err(e) => Outcome::Trap(anyhow::anyhow!("response body failed: {e:?}")),
                     }
                 }

@@ -66,6 +66,7 @@ async fn runaway_components_cost_one_request() {
         ("alloc", 500, 99),
         ("recurse", 500, 99),
         ("panic", 500, 99),
+        ("flood", 500, 99),
     ] {
         let path = format!("/api/cars?behave={behave}");
         let (runaway, bystander) = tokio::join!(app.get("evil", &path, &evil), async {
@@ -108,6 +109,47 @@ async fn runaway_components_cost_one_request() {
         app.get("evil", "/api/cars", &evil).await.status(),
         200,
         "and serves the same tenant again"
+    );
+}
+
+/// A tenant may have `--tenant-instances` components running at once: past it, its requests
+/// are refused at once (503, Retry-After, ErrorCode 499), and other tenants are served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_tenant_runs_a_bounded_number_of_components_at_once() {
+    let (app, _dir) = hostile_app_with(3_000, &["--tenant-instances", "2"]).await;
+    let evil = app.tenant_with_token("evil", false).await;
+    let good = app.tenant_with_token("good", false).await;
+
+    let looping = || app.get("evil", "/api/cars?behave=loop", &evil);
+    let (first, second, refused, other) = tokio::join!(
+        looping(),
+        looping(),
+        async {
+            // Once both loops are running.
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            let refused = app.get("evil", "/api/cars", &evil).await;
+            let retry_after = refused.headers().get("retry-after").cloned();
+            let (status, body, _) = error_body(refused).await;
+            (status, body["ErrorCode"].as_i64(), retry_after)
+        },
+        async {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            app.get("good", "/api/cars", &good).await.status()
+        }
+    );
+    assert_eq!(
+        (refused.0, refused.1),
+        (503, Some(499)),
+        "a third at once is refused"
+    );
+    assert_eq!(refused.2.unwrap(), "1");
+    assert_eq!(other, 200, "another tenant is served");
+    assert_eq!(first.status(), 503, "the loops ran to their deadline");
+    assert_eq!(second.status(), 503);
+    assert_eq!(
+        app.get("evil", "/api/cars", &evil).await.status(),
+        200,
+        "served again once they ended"
     );
 }
 

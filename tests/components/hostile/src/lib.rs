@@ -5,6 +5,7 @@
 //! - `alloc`: allocates until the memory limit stops it;
 //! - `recurse`: recurses until the stack limit stops it;
 //! - `panic`: panics;
+//! - `flood`: answers with a 16 MiB body;
 //! - `hold-write`: begins a read-write transaction and never returns, holding it;
 //! - `remember`: answers what the previous request left in a static, then leaves its own
 //!   tenant there: a fresh instance must always answer `""`;
@@ -53,6 +54,7 @@ impl Handler for Hostile {
             }
             Some("recurse") => json(200, &recurse(0)),
             Some("panic") => panic!("asked to panic"),
+            Some("flood") => Response::new(200).with_body(vec![b'x'; 16 << 20]),
             Some("remember") => {
                 let mut left = LEFT.lock().unwrap_or_else(PoisonError::into_inner);
                 let previous = std::mem::replace(&mut *left, context::tenant());
