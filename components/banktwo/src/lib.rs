@@ -12,7 +12,7 @@
 
 use chrono::Utc;
 use rental_domain::json::parse_body;
-use rental_domain::payments::{ReconcileMessage, parse_amount};
+use rental_domain::payments::{MAX_AMOUNT, ReconcileMessage, parse_amount};
 use rental_guest::webhook::{self, Queued, Settlement};
 use rental_guest::{Error, Handler, Request, Response, log};
 use serde::Deserialize;
@@ -119,7 +119,7 @@ fn webhook(request: &Request) -> Result<Response, Error> {
     }
     let Some(amount) = parse_amount(&settlement.amount) else {
         log(format_args!(
-            "banktwo: the bank's amount {:?} of settlement {settlement_id:?} is not a number",
+            "banktwo: the bank's amount {:?} of settlement {settlement_id:?} is not a number of at most {MAX_AMOUNT}",
             settlement.amount
         ));
         return Ok(Response::new(503));

@@ -89,6 +89,8 @@ pub enum CreditError {
     CurrencyMismatch { payment: String, booking: String },
     #[error("the payment is for booking {message} but booking {booking} was found")]
     WrongBooking { message: i64, booking: i64 },
+    #[error("crediting {amount} would take the booking's totals past what an amount can hold")]
+    Overflow { amount: Decimal },
 }
 
 /// What crediting did to the booking.
@@ -125,8 +127,19 @@ pub fn credit(
             booking: booking.currency.clone(),
         });
     }
-    booking.total_payed += message.amount;
-    booking.balance -= message.amount;
+    let overflow = || CreditError::Overflow {
+        amount: message.amount,
+    };
+    let total_payed = booking
+        .total_payed
+        .checked_add(message.amount)
+        .ok_or_else(overflow)?;
+    let balance = booking
+        .balance
+        .checked_sub(message.amount)
+        .ok_or_else(overflow)?;
+    booking.total_payed = total_payed;
+    booking.balance = balance;
     booking.updated_on = Some(now);
     booking.updated_by_user_name = None;
     let confirmed =
@@ -150,13 +163,20 @@ pub fn credit(
     Ok(Credited { confirmed, comment })
 }
 
+/// The largest amount a bank may notify: one billion, in any currency. Above it a
+/// notification is refused as malformed, so that no sum of payments can come near what a
+/// [`Decimal`] holds.
+pub const MAX_AMOUNT: Decimal = Decimal::from_parts(1_000_000_000, 0, 0, false, 0);
+
 /// Reads a decimal amount as the banks send it: a JSON string (`"120.50"`), or, leniently, a
-/// JSON number, kept exact (never through `f64`).
+/// JSON number, kept exact (never through `f64`); `None` when it is not a number or is above
+/// [`MAX_AMOUNT`] (or below its negative).
 pub fn parse_amount(text: &str) -> Option<Decimal> {
     let text = text.trim();
     Decimal::from_str_exact(text)
         .or_else(|_| Decimal::from_scientific(text))
         .ok()
+        .filter(|amount| amount.abs() <= MAX_AMOUNT)
 }
 
 /// A bank's answer to `GET {base_url}/settlements/{id}`:

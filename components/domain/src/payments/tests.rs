@@ -180,6 +180,30 @@ fn refusals_leave_the_booking_untouched() {
     other_currency.currency = "ARS".to_owned();
     let mut other_booking = message("10");
     other_booking.booking_id = 8;
+    let mut overflowing = original.clone();
+    overflowing.balance = Decimal::MIN + Decimal::ONE;
+    let mut overflowing_total = original.clone();
+    overflowing_total.total_payed = Decimal::MAX;
+    for (booking, message, error) in [
+        (
+            overflowing,
+            message("10"),
+            CreditError::Overflow {
+                amount: Decimal::TEN,
+            },
+        ),
+        (
+            overflowing_total,
+            message("10"),
+            CreditError::Overflow {
+                amount: Decimal::TEN,
+            },
+        ),
+    ] {
+        let mut credited = booking.clone();
+        assert_eq!(credit(&mut credited, &message, now), Err(error));
+        assert_eq!(credited, booking, "nothing half-credited");
+    }
     for (message, error) in [
         (message("0"), CreditError::NotPositive(Decimal::ZERO)),
         (
@@ -234,6 +258,10 @@ fn amounts_are_read_exactly_from_strings_and_numbers() {
         Some("100".to_owned())
     );
     assert_eq!(parse_amount("ten"), None);
+    assert_eq!(parse_amount("1000000000"), Some(MAX_AMOUNT));
+    assert_eq!(parse_amount("1000000000.01"), None, "over the bound");
+    assert_eq!(parse_amount("79228162514264337593543950335"), None);
+    assert_eq!(parse_amount("-1e30"), None);
     let from_number: ReconcileMessage = serde_json::from_str(
         r#"{"Bank": "banktwo", "ExternalId": "s", "BookingId": 7, "BookingCode": "C",
             "Amount": 0.30, "Currency": "USD", "ReceivedAt": "2024-02-21T10:00:00Z"}"#,
