@@ -10,6 +10,8 @@ use sha2::{Digest as _, Sha256};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
+use crate::files;
+
 pub struct CompiledCache {
     dir: PathBuf,
     engine_key: String,
@@ -17,7 +19,7 @@ pub struct CompiledCache {
 
 impl CompiledCache {
     pub fn new(engine: &Engine, dir: PathBuf) -> anyhow::Result<Self> {
-        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        files::create_private_dir(&dir).with_context(|| format!("creating {}", dir.display()))?;
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
         engine.precompile_compatibility_hash().hash(&mut hasher);
         Ok(Self {
@@ -37,8 +39,16 @@ impl CompiledCache {
         Ok((hash, component))
     }
 
-    /// The compiled component named by `hash`, when this cache holds a usable one.
+    /// The compiled component named by `hash`, when this cache holds a usable one. `hash`
+    /// comes from the database: anything but a sha256 in hex is never made into a path.
     pub fn cached(&self, engine: &Engine, hash: &str) -> Option<Component> {
+        if !is_sha256_hex(hash) {
+            tracing::warn!(
+                hash,
+                "a component's recorded sha256 is not one; not looked up"
+            );
+            return None;
+        }
         let path = self.path(hash);
         if !path.exists() {
             return None;
@@ -73,6 +83,8 @@ impl CompiledCache {
         deserialize(engine, &path)
     }
 
+    /// Where the component `hash` is cached; only for a `hash` checked to be a sha256 in hex
+    /// (by [`is_sha256_hex`], or by computing it).
     fn path(&self, hash: &str) -> PathBuf {
         self.dir.join(format!("{hash}-{}.cwasm", self.engine_key))
     }
@@ -83,6 +95,11 @@ pub fn sha256_hex(wasm: &[u8]) -> String {
     hex::encode(Sha256::digest(wasm))
 }
 
+/// Whether `text` is a sha256 as [`sha256_hex`] writes it: 64 lowercase hex digits.
+fn is_sha256_hex(text: &str) -> bool {
+    text.len() == 64 && text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
 #[expect(
     unsafe_code,
     reason = "deserializing compiled code is unsafe in general; these files are written only by \
@@ -91,4 +108,23 @@ pub fn sha256_hex(wasm: &[u8]) -> String {
 fn deserialize(engine: &Engine, path: &std::path::Path) -> anyhow::Result<Component> {
     // SAFETY: see the reason above; wasmtime also checks the engine compatibility header.
     Ok(unsafe { Component::deserialize_file(engine, path) }?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_sha256_in_hex_names_a_cache_file() {
+        assert!(is_sha256_hex(&sha256_hex(b"component")));
+        for bad in [
+            "",
+            "../../../../etc/passwd",
+            &"A".repeat(64),
+            &format!("{}/", "a".repeat(63)),
+            &"a".repeat(65),
+        ] {
+            assert!(!is_sha256_hex(bad), "{bad}");
+        }
+    }
 }

@@ -26,6 +26,8 @@ use rental_store_sql::StoreError;
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::{AnyPool, Executor as _};
 
+use crate::files;
+
 pub use documents::Mode;
 
 /// Everything a storage call can fail with.
@@ -164,8 +166,12 @@ impl Storage {
                     .parent()
                     .filter(|d| !d.as_os_str().is_empty())
                 {
-                    std::fs::create_dir_all(dir)
+                    files::create_private_dir(dir)
                         .with_context(|| format!("creating {}", dir.display()))?;
+                }
+                if path != ":memory:" {
+                    files::create_private_file(Path::new(path))
+                        .with_context(|| format!("creating {path}"))?;
                 }
                 let url = if url.contains('?') {
                     url.to_owned()

@@ -145,3 +145,32 @@ fn bad_input_gets_a_clear_error() {
         text(&output)
     );
 }
+
+/// The database holds every tenant's signing key and secrets: under the usual umask (022), the
+/// data directory and the database file are created for their owner only.
+#[test]
+fn the_data_directory_and_database_are_owner_only() {
+    use std::os::unix::fs::PermissionsExt as _;
+
+    let root = tempfile::tempdir().unwrap();
+    let data = root.path().join("new").join("data");
+    let output = Command::new("sh")
+        .arg("-c")
+        .arg("umask 022; exec \"$0\" \"$@\"")
+        .arg(rentald_bin())
+        .args([
+            "--data-dir",
+            data.to_str().unwrap(),
+            "tenant",
+            "create",
+            "acme",
+        ])
+        .env_remove("RENTALD_DATABASE_URL")
+        .output()
+        .expect("running rentald");
+    assert!(output.status.success(), "{}", text(&output));
+    let mode =
+        |path: &std::path::Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&data), 0o700, "the data directory");
+    assert_eq!(mode(&data.join("rentald.db")), 0o600, "the database");
+}
