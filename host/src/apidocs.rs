@@ -7,11 +7,11 @@ use std::fmt::Write as _;
 
 use anyhow::Context as _;
 use bytes::Bytes;
-use http::header::{ALLOW, CONTENT_TYPE};
-use http::{HeaderValue, Method, Response, StatusCode};
+use http::header::CONTENT_TYPE;
+use http::{HeaderValue, Method, Response};
 use serde_json::Value;
 
-use crate::response::{Body, empty};
+use crate::response::{Body, method_not_allowed};
 use crate::routes;
 
 /// The schema of the error codes, linked from the page's contents.
@@ -50,11 +50,7 @@ impl ApiDocs {
         };
         let allowed = routes::host_method(path).unwrap_or(&Method::GET);
         if method != allowed {
-            let mut response = empty(StatusCode::METHOD_NOT_ALLOWED);
-            if let Ok(value) = HeaderValue::from_str(allowed.as_str()) {
-                response.headers_mut().insert(ALLOW, value);
-            }
-            return Some(response);
+            return Some(method_not_allowed(&[allowed.clone()]));
         }
         let mut response = Response::new(Body::new(body.clone()));
         response

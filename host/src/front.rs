@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use bytes::Bytes;
 use http::header::{
-    ALLOW, AUTHORIZATION, CONNECTION, CONTENT_LENGTH, HOST, RETRY_AFTER, WWW_AUTHENTICATE,
+    AUTHORIZATION, CONNECTION, CONTENT_LENGTH, HOST, RETRY_AFTER, WWW_AUTHENTICATE,
 };
 use http::request::Parts;
 use http::{HeaderMap, HeaderValue, Method, Request, Response, StatusCode};
@@ -22,7 +22,7 @@ use crate::app::App;
 use crate::auth::{self, AuthError, TokenRequest};
 use crate::metrics;
 use crate::probes;
-use crate::response::{Body, empty, json};
+use crate::response::{Body, empty, json, method_not_allowed};
 use crate::routes::{self, Access, Matched, Route};
 use crate::runtime::{Caller, Outcome, RequestContext};
 use crate::storage::cache::CachedTenant;
@@ -86,18 +86,7 @@ impl Rejection {
         match self {
             Self::BadHost | Self::BadBody => empty(StatusCode::BAD_REQUEST),
             Self::NotFound => empty(StatusCode::NOT_FOUND),
-            Self::WrongMethod(allowed) => {
-                let mut response = empty(StatusCode::METHOD_NOT_ALLOWED);
-                let allow = allowed
-                    .iter()
-                    .map(Method::as_str)
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                if let Ok(value) = HeaderValue::from_str(&allow) {
-                    response.headers_mut().insert(ALLOW, value);
-                }
-                response
-            }
+            Self::WrongMethod(allowed) => method_not_allowed(&allowed),
             Self::TenantUnavailable => empty(StatusCode::SERVICE_UNAVAILABLE),
             Self::Auth {
                 error,
@@ -260,7 +249,7 @@ impl App {
         served: &mut Served,
     ) -> Result<Response<Body>, Rejection> {
         let path = request.uri().path();
-        if let Some(response) = probes::probe(self, path).await {
+        if let Some(response) = probes::probe(self, request.method(), path).await {
             served.set_endpoint(path.to_owned(), None);
             return Ok(response);
         }

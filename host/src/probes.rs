@@ -9,11 +9,14 @@
 use std::time::Duration;
 
 use http::header::CONTENT_TYPE;
-use http::{HeaderValue, Response, StatusCode};
+use http::{HeaderValue, Method, Response, StatusCode};
 
 use crate::app::App;
-use crate::response::{Body, empty, json};
+use crate::response::{Body, empty, json, method_not_allowed};
 use crate::routes;
+
+/// Where the metrics listener serves the metrics.
+const METRICS_PATH: &str = "/metrics";
 
 /// How long a probe or a scrape waits for the database.
 const DATABASE_TIMEOUT: Duration = Duration::from_secs(2);
@@ -21,13 +24,19 @@ const DATABASE_TIMEOUT: Duration = Duration::from_secs(2);
 /// The content type of the exposition (OpenMetrics text, which Prometheus reads).
 const METRICS_CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
-/// The answer to a probe path, or `None` when `path` is not one.
-pub async fn probe(app: &App, path: &str) -> Option<Response<Body>> {
-    match path {
-        routes::HEALTHZ_PATH => Some(empty(StatusCode::OK)),
-        routes::READYZ_PATH => Some(readiness(app).await),
-        _ => None,
+/// The answer to a probe path, or `None` when `path` is not one. Probes are read with GET
+/// only: any other method is 405.
+pub async fn probe(app: &App, method: &Method, path: &str) -> Option<Response<Body>> {
+    if path != routes::HEALTHZ_PATH && path != routes::READYZ_PATH {
+        return None;
     }
+    if method != Method::GET {
+        return Some(method_not_allowed(&[Method::GET]));
+    }
+    Some(match path {
+        routes::HEALTHZ_PATH => empty(StatusCode::OK),
+        _ => readiness(app).await,
+    })
 }
 
 /// 200 when the database answers within [`DATABASE_TIMEOUT`] and every platform component is
@@ -52,13 +61,16 @@ async fn readiness(app: &App) -> Response<Body> {
     )
 }
 
-/// The metrics listener's answer to `path`: a probe, or the metrics.
-pub async fn answer(app: &App, path: &str) -> Response<Body> {
-    if let Some(response) = probe(app, path).await {
+/// The metrics listener's answer to `method` at `path`: a probe, or the metrics (GET only).
+pub async fn answer(app: &App, method: &Method, path: &str) -> Response<Body> {
+    if let Some(response) = probe(app, method, path).await {
         return response;
     }
-    if path != "/metrics" {
+    if path != METRICS_PATH {
         return empty(StatusCode::NOT_FOUND);
+    }
+    if method != Method::GET {
+        return method_not_allowed(&[Method::GET]);
     }
     let queue = match tokio::time::timeout(DATABASE_TIMEOUT, app.storage.queue_depth()).await {
         Ok(Ok(depth)) => Some(depth),

@@ -1,9 +1,9 @@
-//! The answers the host writes itself: the body type and its two shapes, empty and JSON.
+//! The answers the host writes itself: the body type and its shapes, empty, JSON and 405.
 //! A leaf: everything that answers requests uses it, and it uses none of them.
 
 use bytes::Bytes;
-use http::header::CONTENT_TYPE;
-use http::{HeaderValue, Response, StatusCode};
+use http::header::{ALLOW, CONTENT_TYPE};
+use http::{HeaderValue, Method, Response, StatusCode};
 use http_body_util::Full;
 
 pub type Body = Full<Bytes>;
@@ -28,4 +28,18 @@ pub fn json(status: StatusCode, value: &impl serde::Serialize) -> Response<Body>
         }
         Err(_) => empty(StatusCode::INTERNAL_SERVER_ERROR),
     }
+}
+
+/// 405 with `Allow` naming the methods the path is served with.
+pub fn method_not_allowed(allowed: &[Method]) -> Response<Body> {
+    let mut response = empty(StatusCode::METHOD_NOT_ALLOWED);
+    let allow = allowed
+        .iter()
+        .map(Method::as_str)
+        .collect::<Vec<_>>()
+        .join(", ");
+    if let Ok(value) = HeaderValue::from_str(&allow) {
+        response.headers_mut().insert(ALLOW, value);
+    }
+    response
 }

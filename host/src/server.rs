@@ -39,7 +39,7 @@ impl Site {
     ) -> http::Response<Body> {
         match self {
             Self::Api => app.handle(request, peer).await,
-            Self::Metrics => probes::answer(app, request.uri().path()).await,
+            Self::Metrics => probes::answer(app, request.method(), request.uri().path()).await,
         }
     }
 }

@@ -4,12 +4,12 @@ use rental_domain::booking::response;
 use rental_domain::collections::booking_comments;
 use rental_domain::{Booking, BookingComment, KeyPart};
 use rental_guest::store::{Mode, Range, Transaction};
-use rental_guest::{Error, Response, context, json, retry_on_conflict};
+use rental_guest::{Error, Response, context, json, path_id, retry_on_conflict};
 
 /// `GET /api/booking/{id}`: the full booking; 404 with no body when the tenant has no booking
 /// with that Id (or the segment is no Id).
 pub fn booking(id: &str) -> Result<Response, Error> {
-    let Some(id) = parse_id(id) else {
+    let Some(id) = path_id(id) else {
         return Ok(Response::not_found());
     };
     let booking = retry_on_conflict(|| {
@@ -25,7 +25,7 @@ pub fn booking(id: &str) -> Result<Response, Error> {
 /// `GET /api/booking/{id}/history`: the comments recorded on the booking, oldest first; 404
 /// with no body when there is no such booking.
 pub fn history(id: &str) -> Result<Response, Error> {
-    let Some(id) = parse_id(id) else {
+    let Some(id) = path_id(id) else {
         return Ok(Response::not_found());
     };
     let comments = retry_on_conflict(|| {
@@ -48,22 +48,4 @@ pub fn history(id: &str) -> Result<Response, Error> {
         Some(comments) => json(200, &comments),
         None => Response::not_found(),
     })
-}
-
-/// A booking Id of a path: a positive integer.
-fn parse_id(segment: &str) -> Option<i64> {
-    segment.parse::<i64>().ok().filter(|id| *id > 0)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ids_are_positive_integers() {
-        assert_eq!(parse_id("42"), Some(42));
-        for segment in ["0", "-1", "4x", "", "book", "1.5"] {
-            assert_eq!(parse_id(segment), None, "{segment}");
-        }
-    }
 }

@@ -223,6 +223,7 @@ impl<H: Handler> Guest for Export<H> {
 }
 
 pub use rental_platform::CORRELATION_HEADER;
+pub use rental_platform::routes::path_id;
 
 /// `response` with the request's correlation id in [`CORRELATION_HEADER`] unless the handler
 /// set one. `rentald` writes the same header itself (replacing this one with the same value);

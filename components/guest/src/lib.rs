@@ -47,7 +47,7 @@ pub mod store;
 pub mod webhook;
 
 pub use error::{Error, log};
-pub use http::{Handler, Request, Response, json};
+pub use http::{Handler, Request, Response, json, path_id};
 pub use store::retry_on_conflict;
 
 /// Items the exported macros refer to; not part of the API.

@@ -20,7 +20,7 @@ pub enum Access {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Route {
     pub method: Method,
-    /// Path segments; `{name}` matches any one segment.
+    /// Path segments; `{id}` matches one [`path_id`].
     pub path: &'static str,
     /// The component serving it.
     pub component: Component,
@@ -98,13 +98,21 @@ pub enum Matched {
     NotFound,
 }
 
+/// The Id a path segment names: a positive `i64` written in plain decimal digits, so each
+/// resource has one path (`12`, never `+12` or `012`); `None` for anything else. The host
+/// routes by it and the components read their Ids with it, so both agree under Spin too.
+pub fn path_id(segment: &str) -> Option<i64> {
+    let plain = !segment.starts_with('0') && segment.bytes().all(|b| b.is_ascii_digit());
+    segment.parse::<i64>().ok().filter(|_| plain)
+}
+
 fn path_matches(pattern: &str, path: &str) -> bool {
     let mut pattern = pattern.split('/');
     let mut path = path.split('/');
     loop {
         match (pattern.next(), path.next()) {
             (None, None) => return true,
-            (Some(p), Some(s)) if p.starts_with('{') && p.ends_with('}') && !s.is_empty() => {}
+            (Some("{id}"), Some(s)) if path_id(s).is_some() => {}
             (Some(p), Some(s)) if p == s => {}
             _ => return false,
         }
@@ -185,10 +193,44 @@ mod tests {
     }
 
     #[test]
-    fn placeholders_match_one_segment() {
+    fn placeholders_match_one_id() {
         assert!(path_matches("/api/booking/{id}", "/api/booking/12"));
         assert!(!path_matches("/api/booking/{id}", "/api/booking/"));
         assert!(!path_matches("/api/booking/{id}", "/api/booking/1/2"));
+        assert!(!path_matches("/api/booking/{id}", "/api/booking/book"));
+    }
+
+    #[test]
+    fn ids_are_positive_integers_written_plainly() {
+        assert_eq!(path_id("42"), Some(42));
+        assert_eq!(path_id("9223372036854775807"), Some(i64::MAX));
+        for segment in [
+            "0",
+            "-1",
+            "+1",
+            "012",
+            "4x",
+            "",
+            "book",
+            "1.5",
+            "9223372036854775808",
+        ] {
+            assert_eq!(path_id(segment), None, "{segment}");
+        }
+    }
+
+    #[test]
+    fn a_word_in_an_id_place_is_not_the_id_route() {
+        // `GET /api/booking/book`: the path is served, by POST only.
+        assert_eq!(
+            find(&Method::GET, "/api/booking/book"),
+            Matched::WrongMethod(vec![Method::POST])
+        );
+        assert_eq!(find(&Method::GET, "/api/booking/abc"), Matched::NotFound);
+        assert_eq!(
+            find(&Method::GET, "/api/booking/0/history"),
+            Matched::NotFound
+        );
     }
 
     #[test]

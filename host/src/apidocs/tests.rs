@@ -1,5 +1,7 @@
 use std::collections::BTreeSet;
 
+use http::StatusCode;
+use http::header::ALLOW;
 use rental_domain::ErrorCode;
 use serde::Serialize;
 use serde_json::json;

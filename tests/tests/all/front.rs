@@ -83,6 +83,66 @@ async fn unknown_paths_404_and_wrong_methods_405() {
     assert_eq!(response.headers()["allow"], "POST");
 }
 
+/// A word where a path has an Id is not that path: `GET /api/booking/book` is the creation's
+/// path with the wrong method, and `/api/booking/abc` no path at all. The probes and the
+/// metrics are read with GET only.
+#[tokio::test]
+async fn wrong_methods_are_405_allowing_only_what_the_path_serves() {
+    let app = app().await;
+    let token = app.tenant_with_token("acme", false).await;
+    let call = |method: reqwest::Method, url: String| {
+        let request = app.client.request(method, url).bearer_auth(&token);
+        async move { request.send().await.unwrap() }
+    };
+    let allowed = |response: &reqwest::Response| {
+        response
+            .headers()
+            .get("allow")
+            .map(|value| value.to_str().unwrap().to_owned())
+    };
+
+    for (path, allow) in [
+        ("/api/booking/book", "POST"),
+        ("/api/booking/price", "POST"),
+        ("/api/booking/cancel", "POST"),
+        ("/api/booking/update", "PUT"),
+    ] {
+        let response = call(reqwest::Method::GET, app.url("acme", path)).await;
+        assert_eq!(response.status(), 405, "GET {path}");
+        assert_eq!(allowed(&response).as_deref(), Some(allow), "GET {path}");
+    }
+    for path in [
+        "/api/booking/abc",
+        "/api/booking/0",
+        "/api/booking/012",
+        "/api/booking/-3",
+        "/api/booking/book/history",
+        "/api/booking/99999999999999999999",
+    ] {
+        let response = call(reqwest::Method::GET, app.url("acme", path)).await;
+        assert_eq!(response.status(), 404, "GET {path}");
+        assert!(response.bytes().await.unwrap().is_empty(), "GET {path}");
+    }
+    let response = call(reqwest::Method::DELETE, app.url("acme", "/api/booking/12")).await;
+    assert_eq!(allowed(&response).as_deref(), Some("GET"));
+
+    let metrics = |path: &str| format!("http://{}{path}", app.metrics_addr);
+    for (method, url) in [
+        (reqwest::Method::POST, app.url("acme", "/healthz")),
+        (
+            reqwest::Method::from_bytes(b"TRACE").unwrap(),
+            app.url("acme", "/readyz"),
+        ),
+        (reqwest::Method::DELETE, metrics("/healthz")),
+        (reqwest::Method::POST, metrics("/metrics")),
+    ] {
+        let response = call(method.clone(), url.clone()).await;
+        assert_eq!(response.status(), 405, "{method} {url}");
+        assert_eq!(allowed(&response).as_deref(), Some("GET"), "{method} {url}");
+    }
+    assert_eq!(app.metrics_get("/metrics").await.0, 200);
+}
+
 #[tokio::test]
 async fn unsupported_language_is_error_6_with_the_correlation_id() {
     let app = app().await;
