@@ -35,6 +35,8 @@ pub enum Dialect {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Statement {
     sql: String,
+    /// The text PostgreSQL runs instead, where it needs another form of the same statement.
+    postgres: Option<String>,
     pub params: Vec<Value>,
     pub columns: &'static [Column],
 }
@@ -43,15 +45,22 @@ impl Statement {
     pub(crate) fn new(sql: String, params: Vec<Value>, columns: &'static [Column]) -> Self {
         Self {
             sql,
+            postgres: None,
             params,
             columns,
         }
     }
 
+    /// The same statement with `sql` as its text on PostgreSQL (same parameters and columns).
+    pub(crate) fn on_postgres(mut self, sql: String) -> Self {
+        self.postgres = Some(sql);
+        self
+    }
+
     /// The statement's text in `dialect`.
     pub fn sql(&self, dialect: Dialect) -> Cow<'_, str> {
         match dialect {
-            Dialect::Postgres => Cow::Borrowed(&self.sql),
+            Dialect::Postgres => Cow::Borrowed(self.postgres.as_deref().unwrap_or(&self.sql)),
             Dialect::Sqlite => {
                 let mut out = String::with_capacity(self.sql.len());
                 let mut chars = self.sql.chars().peekable();
@@ -229,6 +238,14 @@ mod tests {
             "UPDATE t SET b = ?4 WHERE a = ?1 AND c = ?10 AND d = '$x'"
         );
         assert_eq!(statement.sql(Dialect::Postgres), statement.sql);
+    }
+
+    #[test]
+    fn postgres_may_run_its_own_text() {
+        let statement = Statement::new("SELECT $1".to_owned(), Vec::new(), &[])
+            .on_postgres("SELECT $1 OFFSET 0".to_owned());
+        assert_eq!(statement.sql(Dialect::Sqlite), "SELECT ?1");
+        assert_eq!(statement.sql(Dialect::Postgres), "SELECT $1 OFFSET 0");
     }
 
     #[test]
