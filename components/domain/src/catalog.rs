@@ -22,6 +22,7 @@ use serde_json::{Map, Value};
 
 use crate::collections::{self, BranchOfficeDoc};
 use crate::dates::parse_time_zone;
+use crate::json;
 use crate::models::{Additional, BranchOffice, Car, Category, Model, Place, Tariff};
 use crate::pricing;
 use crate::store::{Record, Stored};
@@ -601,11 +602,8 @@ fn check_tariff(
 /// A value read from a line by serde, or the field path and message of why not.
 fn from_line<T: DeserializeOwned>(line: &str) -> Result<T, (String, String)> {
     let mut deserializer = serde_json::Deserializer::from_str(line);
-    serde_path_to_error::deserialize(&mut deserializer).map_err(|error| {
-        let path = error.path().to_string();
-        let path = if path == "." { String::new() } else { path };
-        (path, json_message(error.inner()))
-    })
+    serde_path_to_error::deserialize(&mut deserializer)
+        .map_err(|error| (json::error_path(error.path()), json_message(error.inner())))
 }
 
 /// A serde_json message without its "at line 1 column N", which would name the line's

@@ -26,9 +26,8 @@ pub const BODY: &str = "body";
 pub fn parse_body<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
     let mut deserializer = serde_json::Deserializer::from_slice(body);
     let value = serde_path_to_error::deserialize(&mut deserializer).map_err(|error| {
-        // The root is `.`; a syntax error inside an object ends the path with the unknown
-        // key `?`.
-        let path = error.path().to_string();
+        // A syntax error inside an object ends the path with the unknown key `?`.
+        let path = error_path(error.path());
         let field = path.trim_end_matches('?').trim_end_matches('.');
         let field = if field.is_empty() { BODY } else { field };
         ApiError::invalid_field(field, error.into_inner().to_string())
@@ -37,6 +36,21 @@ pub fn parse_body<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
         .end()
         .map_err(|error| ApiError::invalid_field(BODY, error.to_string()))?;
     Ok(value)
+}
+
+/// The path of the value a serde error is about (`Customer.BirthDate`,
+/// `Additionals[1].Quantity`), empty for the document's root. A number is read through a map
+/// with one private key (serde_json's `arbitrary_precision`), which the path would otherwise
+/// show as one more field.
+pub fn error_path(path: &serde_path_to_error::Path) -> String {
+    const NUMBER: &str = ".$serde_json::private::Number";
+    let text = path.to_string();
+    let text = text.strip_suffix(NUMBER).unwrap_or(&text);
+    if text == "." {
+        String::new()
+    } else {
+        text.to_owned()
+    }
 }
 
 /// A nullable field of an update, which tells a missing field (`None`: keep what is stored)
@@ -175,6 +189,24 @@ pub fn mask_card_number(number: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_number_out_of_range_is_named_by_its_field() {
+        let error = parse_body::<crate::booking::request::BookingRequest>(
+            br#"{"Customer": {"Id": 1}, "Price": 1e300}"#,
+        )
+        .unwrap_err();
+        assert_eq!(error.field.as_deref(), Some("Price"), "{error:?}");
+        let error = parse_body::<crate::booking::request::BookingRequest>(
+            br#"{"Additionals": [{"Quantity": 1e300}]}"#,
+        )
+        .unwrap_err();
+        assert_eq!(
+            error.field.as_deref(),
+            Some("Additionals[0].Quantity"),
+            "{error:?}"
+        );
+    }
 
     #[test]
     fn card_numbers_keep_only_the_last_four_digits() {

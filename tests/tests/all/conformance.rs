@@ -317,6 +317,11 @@ on_both_backends! {
             let error = refused(api.call(Method::POST, "/api/booking/book", Some(&body)).await, 98);
             assert!(error["ErrorMessage"].as_str().unwrap().contains(field), "{change}: {error}");
         }
+        // A number no decimal holds is named by its field, without the JSON reader's insides.
+        let body = creation_with(FREE + 20, FREE + 22, &json!({"Price": 1e300}));
+        let error = refused(api.call(Method::POST, "/api/booking/book", Some(&body)).await, 98);
+        let message = error["ErrorMessage"].as_str().unwrap();
+        assert!(message.contains("Price") && !message.contains("serde_json"), "{error}");
     }
 }
 
