@@ -50,7 +50,7 @@ impl ApiDocs {
         };
         let allowed = routes::host_method(path).unwrap_or(&Method::GET);
         if method != allowed {
-            return Some(method_not_allowed(&[allowed.clone()]));
+            return Some(method_not_allowed(std::slice::from_ref(allowed)));
         }
         let mut response = Response::new(Body::new(body.clone()));
         response
