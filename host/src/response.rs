@@ -33,12 +33,7 @@ pub fn json(status: StatusCode, value: &impl serde::Serialize) -> Response<Body>
 /// 405 with `Allow` naming the methods the path is served with.
 pub fn method_not_allowed(allowed: &[Method]) -> Response<Body> {
     let mut response = empty(StatusCode::METHOD_NOT_ALLOWED);
-    let allow = allowed
-        .iter()
-        .map(Method::as_str)
-        .collect::<Vec<_>>()
-        .join(", ");
-    if let Ok(value) = HeaderValue::from_str(&allow) {
+    if let Ok(value) = HeaderValue::from_str(&rental_platform::routes::allow_value(allowed)) {
         response.headers_mut().insert(ALLOW, value);
     }
     response

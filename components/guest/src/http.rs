@@ -3,9 +3,9 @@
 //!
 //! The host has already authenticated the caller, resolved the tenant, checked permissions,
 //! validated the language and answered wrong methods before the component runs; a handler
-//! only routes by path and does its job. Under Spin (docs/spin.md) those checks are absent: a
-//! handler's own routing answers 404 to a wrong method, and the response's
-//! [`CORRELATION_HEADER`] is set here.
+//! only routes by path and does its job. Under Spin (docs/spin.md) those checks are absent:
+//! the export answers a wrong method on a path of the platform's route table with 405 and
+//! `Allow` itself, as `rentald` does, and sets the response's [`CORRELATION_HEADER`].
 
 use std::io::{Read as _, Write as _};
 use std::marker::PhantomData;
@@ -216,9 +216,18 @@ pub struct Export<H>(PhantomData<H>);
 impl<H: Handler> Guest for Export<H> {
     fn handle(request: IncomingRequest, response_out: ResponseOutparam) {
         let response = Request::read(&request)
-            .and_then(H::handle)
+            .and_then(answer::<H>)
             .unwrap_or_else(Response::from);
         with_correlation_id(response).send(response_out);
+    }
+}
+
+/// `H`'s answer to `request`, or 405 with `Allow` when the platform serves its path with
+/// other methods only.
+fn answer<H: Handler>(request: Request) -> Result<Response, Error> {
+    match rental_platform::routes::allowed_instead(&request.method, &request.path) {
+        Some(allow) => Ok(Response::new(405).with_header("allow", allow)),
+        None => H::handle(request),
     }
 }
 

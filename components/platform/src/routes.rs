@@ -134,6 +134,26 @@ pub fn find(method: &Method, path: &str) -> Matched {
     }
 }
 
+/// The value of a 405's `Allow` header: `methods`, comma-separated.
+pub fn allow_value(methods: &[Method]) -> String {
+    methods
+        .iter()
+        .map(Method::as_str)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// What a 405 for `method` at `path` allows, when the table serves the path with other
+/// methods only; `None` when it serves it with `method`, or not at all. For a component to
+/// answer a wrong method itself, as `rentald` does, under a host that routes by path alone.
+pub fn allowed_instead(method: &str, path: &str) -> Option<String> {
+    let method = Method::from_bytes(method.as_bytes()).ok()?;
+    match find(&method, path) {
+        Matched::WrongMethod(allowed) => Some(allow_value(&allowed)),
+        Matched::Route(_) | Matched::NotFound => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -217,6 +237,22 @@ mod tests {
         ] {
             assert_eq!(path_id(segment), None, "{segment}");
         }
+    }
+
+    #[test]
+    fn a_wrong_method_names_the_methods_allowed_instead() {
+        assert_eq!(
+            allowed_instead("POST", "/api/bookings/list").as_deref(),
+            Some("GET")
+        );
+        assert_eq!(
+            allowed_instead("GET", "/api/booking/book").as_deref(),
+            Some("POST")
+        );
+        assert_eq!(allowed_instead("GET", "/api/bookings/list"), None);
+        assert_eq!(allowed_instead("GET", "/api/nothing"), None);
+        assert_eq!(allowed_instead("POST", "/queue/payment.reconcile"), None);
+        assert_eq!(allow_value(&[Method::POST, Method::GET]), "POST, GET");
     }
 
     #[test]

@@ -368,6 +368,18 @@ impl SpinApp {
         path: &str,
         body: Option<&Value>,
     ) -> (u16, Value) {
+        let (status, _, value) = self.respond(component, method, path, body).await;
+        (status, value)
+    }
+
+    /// [`SpinApp::call`] with the response's header fields.
+    async fn respond(
+        &self,
+        component: &str,
+        method: &str,
+        path: &str,
+        body: Option<&Value>,
+    ) -> (u16, http::HeaderMap, Value) {
         let state = SpinState {
             wasi: WasiCtx::builder().inherit_stderr().build(),
             http: WasiHttpCtx::new(),
@@ -412,14 +424,15 @@ impl SpinApp {
             "the guest names the request: {:?}",
             response.headers()
         );
-        let bytes = response.into_body().collect().await.unwrap().to_bytes();
+        let (head, body) = response.into_parts();
+        let bytes = body.collect().await.unwrap().to_bytes();
         guest.await.unwrap().unwrap();
         let value = if bytes.is_empty() {
             Value::Null
         } else {
             serde_json::from_slice(&bytes).unwrap()
         };
-        (status, value)
+        (status, head.headers, value)
     }
 }
 
@@ -490,8 +503,18 @@ async fn a_booking_is_created_updated_and_listed_through_the_adapter() {
     assert_eq!(status, 200, "{read}");
     assert_eq!(read["ToDate"], at(74, 10));
 
-    // Routing is the component's: a wrong method is 404 under Spin.
-    let (status, body) = app.call("booking", "GET", "/api/booking/book", None).await;
+    // A wrong method is answered by the component as rentald answers it: 405 with `Allow`.
+    for (component, method, path, allow) in [
+        ("booking", "GET", "/api/booking/book", "POST"),
+        ("booking", "DELETE", &*format!("/api/booking/{id}"), "GET"),
+        ("listing", "POST", "/api/bookings/list", "GET"),
+    ] {
+        let (status, headers, body) = app.respond(component, method, path, None).await;
+        assert_eq!((status, body), (405, Value::Null), "{method} {path}");
+        assert_eq!(headers["allow"], allow, "{method} {path}");
+    }
+    // A path that is no route is still the component's 404.
+    let (status, body) = app.call("booking", "GET", "/api/booking/abc", None).await;
     assert_eq!((status, body), (404, Value::Null));
 }
 
