@@ -90,6 +90,15 @@ enum ComponentCommand {
         tenant: String,
         component: String,
     },
+    /// Make any installed version the active one again (`component list` shows them). Running
+    /// servers switch to it within their --component-poll-ms.
+    Activate {
+        #[arg(long)]
+        tenant: String,
+        component: String,
+        #[arg(long, value_name = "N")]
+        version: i64,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -407,6 +416,22 @@ async fn component_command(
                 Rollback::PlatformDefault => {
                     println!("tenant {tenant} uses the platform's {component} again")
                 }
+            }
+            Ok(())
+        }
+        ComponentCommand::Activate {
+            tenant,
+            component,
+            version,
+        } => {
+            let component: Component = component.parse()?;
+            if storage
+                .activate_component(&tenant, component.name(), version)
+                .await?
+            {
+                println!("tenant {tenant} uses {component} version {version}");
+            } else {
+                println!("{component} version {version} already is tenant {tenant}'s active one");
             }
             Ok(())
         }

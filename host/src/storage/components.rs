@@ -188,6 +188,45 @@ impl Storage {
         Ok(outcome)
     }
 
+    /// Makes the installed `version` the tenant's active version of `component`, whichever
+    /// version is active now (older or newer); `false` when it already was.
+    pub async fn activate_component(
+        &self,
+        tenant: &str,
+        component: &str,
+        version: i64,
+    ) -> Result<bool> {
+        self.require_tenant(tenant).await?;
+        let mut tx = self.pool().begin().await?;
+        let generation = next_generation(&mut tx).await?;
+        let installed: Option<i64> = sqlx::query_scalar(
+            "SELECT version FROM tenant_components \
+             WHERE tenant = $1 AND component = $2 AND version = $3",
+        )
+        .bind(tenant)
+        .bind(component)
+        .bind(version)
+        .fetch_optional(&mut *tx)
+        .await?;
+        if installed.is_none() {
+            return Err(Error::NoSuchVersion {
+                tenant: tenant.to_owned(),
+                component: component.to_owned(),
+                version,
+            });
+        }
+        match active_version(&mut tx, tenant, component).await? {
+            Some((active, _)) if active == version => return Ok(false),
+            Some((active, _)) => {
+                set_active(&mut tx, tenant, component, active, false, generation).await?;
+            }
+            None => {}
+        }
+        set_active(&mut tx, tenant, component, version, true, generation).await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
     /// Every version the tenant installed, by component and version.
     pub async fn tenant_components(&self, tenant: &str) -> Result<Vec<Installed>> {
         self.require_tenant(tenant).await?;

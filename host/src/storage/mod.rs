@@ -47,6 +47,14 @@ pub enum Error {
     NoSuchUser { tenant: String, name: String },
     #[error("nothing to roll back: tenant {tenant} already uses the platform's {component}")]
     NothingToRollBack { tenant: String, component: String },
+    #[error(
+        "tenant {tenant} has no {component} version {version} (`rentald component list --tenant {tenant}` shows its versions)"
+    )]
+    NoSuchVersion {
+        tenant: String,
+        component: String,
+        version: i64,
+    },
     /// A database failure nobody can handle: a trap inside a component, 503 at the door.
     #[error(transparent)]
     Database(sqlx::Error),

@@ -1,4 +1,4 @@
-//! Per-tenant components: `rentald component install|list|rollback` against a running server's
+//! Per-tenant components: `rentald component install|list|rollback|activate` against a running server's
 //! database. The `variant` test component answers every request with a recognisable body and
 //! header, so a response shows whether the tenant's own component or the platform's served it.
 
@@ -171,6 +171,41 @@ on_both_backends! {
         assert!(!output.status.success());
         let error = String::from_utf8_lossy(&output.stderr);
         assert!(error.contains("nothing to roll back"), "{error}");
+    }
+
+    async fn any_installed_version_can_be_activated_again(app: TestApp) {
+        let alpha = app.tenant_with_token("alpha", true).await;
+        let dir = tempfile::tempdir().unwrap();
+        let variant_again = dir.path().join("variant-again.wasm");
+        with_custom_section(&variant_wasm(), &variant_again, "3");
+        let platform_listing = components_dir().join("listing.wasm");
+        // v1 the variant, v2 the platform's own listing (as the tenant's build), v3 the variant
+        // again: v3 is active.
+        for file in [variant_wasm(), platform_listing, variant_again] {
+            component_ok(&app, &["install", "--tenant", "alpha", "listing", file.to_str().unwrap()])
+                .await;
+        }
+        wait_for(&app, "alpha", &alpha, true).await;
+        // A rollback steps back one version, to v2; activate goes to any, here v1.
+        component_ok(&app, &["rollback", "--tenant", "alpha", "listing"]).await;
+        wait_for(&app, "alpha", &alpha, false).await;
+        let activated =
+            component_ok(&app, &["activate", "--tenant", "alpha", "listing", "--version", "1"]).await;
+        assert!(activated.contains("version 1"), "{activated}");
+        wait_for(&app, "alpha", &alpha, true).await;
+        let entry = listing(&component_list(&app, "alpha").await).clone();
+        assert_eq!(entry["active"]["version"], 1, "{entry}");
+        let active: Vec<_> = entry["history"].as_array().unwrap().iter().filter(|v| v["active"] == true).collect();
+        assert_eq!(active.len(), 1, "one active version: {entry}");
+
+        let again =
+            component_ok(&app, &["activate", "--tenant", "alpha", "listing", "--version", "1"]).await;
+        assert!(again.contains("already"), "{again}");
+        let output = component(&app, &["activate", "--tenant", "alpha", "listing", "--version", "7"]).await;
+        assert!(!output.status.success());
+        let error = String::from_utf8_lossy(&output.stderr);
+        assert!(error.contains("no listing version 7") && error.contains("component list"), "{error}");
+        assert_eq!(listing(&component_list(&app, "alpha").await)["active"]["version"], 1);
     }
 
     async fn a_swap_under_load_fails_no_request(app: TestApp) {
