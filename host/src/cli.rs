@@ -58,6 +58,29 @@ enum Command {
 
 #[derive(Debug, Subcommand)]
 enum ComponentCommand {
+    /// Check a component file as install does, with no database: is it a component, does it
+    /// import only what this host offers to the platform component it would replace, does it
+    /// export a request handler. Nothing is stored but its compiled code in the cache.
+    Check {
+        /// The component (.wasm).
+        file: std::path::PathBuf,
+        /// The platform component it would replace: listing, booking, selfcheckin, bankone,
+        /// banktwo or reconcile.
+        #[arg(long = "as", value_name = "NAME")]
+        component: String,
+        /// Where to put the compiled component [default: the configuration's cache_dir, else
+        /// DATA_DIR/cache].
+        #[arg(long, value_name = "DIR")]
+        cache_dir: Option<std::path::PathBuf>,
+    },
+    /// The commands on a tenant's stored components.
+    #[command(flatten)]
+    Stored(StoredComponentCommand),
+}
+
+/// What `component` does with the database.
+#[derive(Debug, Subcommand)]
+enum StoredComponentCommand {
     /// Check a component file against the world of the platform component it replaces, store
     /// it, compile it into the cache, and make it the tenant's active version. Running servers
     /// switch to it within their --component-poll-ms.
@@ -226,6 +249,21 @@ impl Cli {
         };
         let config = Config::resolve(&self.global, serve)?;
         telemetry::init(config.log_format);
+        // `component check` needs no database, and opening one would create it.
+        if let Command::Component(ComponentCommand::Check {
+            file,
+            component,
+            cache_dir,
+        }) = self.command
+        {
+            let (component, sha256) = check_component(&config, &component, &file, cache_dir)?;
+            println!(
+                "{} can replace {component}: a component that imports only what this host \
+                 offers to it and exports a request handler (sha256 {sha256})",
+                file.display()
+            );
+            return Ok(());
+        }
         let storage = Storage::open(&config.database_url).await?;
         match self.command {
             Command::Serve(_) => run_server(config, storage).await,
@@ -283,7 +321,12 @@ impl Cli {
                 storage.set_setting(&tenant, &key, &value).await?;
                 Ok(())
             }
-            Command::Component(command) => component_command(&config, &storage, command).await,
+            Command::Component(ComponentCommand::Stored(command)) => {
+                component_command(&config, &storage, command).await
+            }
+            Command::Component(ComponentCommand::Check { .. }) => {
+                unreachable!("component check is answered before the database is opened")
+            }
             Command::Catalog(CatalogCommand::Import { tenant, file }) => {
                 catalog::import(&storage, &tenant, &file).await
             }
@@ -306,29 +349,42 @@ impl Cli {
     }
 }
 
+/// Checks `file` as a replacement of platform component `name` (compiling it into the cache):
+/// the component and the file's sha256, or why the file is refused.
+fn check_component(
+    config: &Config,
+    name: &str,
+    file: &std::path::Path,
+    cache_dir: Option<std::path::PathBuf>,
+) -> anyhow::Result<(Component, String)> {
+    let component: Component = name.parse()?;
+    let wasm = std::fs::read(file).with_context(|| format!("reading {}", file.display()))?;
+    let runtime = Runtime::new(
+        config.limits,
+        cache_dir.unwrap_or_else(|| config.cache_dir.clone()),
+        Arc::new(Metrics::new()),
+    )?;
+    let sha256 = runtime
+        .check(component, &wasm)
+        .with_context(|| format!("{} refused as {component}", file.display()))?;
+    Ok((component, sha256))
+}
+
 async fn component_command(
     config: &Config,
     storage: &Storage,
-    command: ComponentCommand,
+    command: StoredComponentCommand,
 ) -> anyhow::Result<()> {
     match command {
-        ComponentCommand::Install {
+        StoredComponentCommand::Install {
             tenant,
             component,
             file,
             cache_dir,
         } => {
-            let component: Component = component.parse()?;
+            let (component, sha256) = check_component(config, &component, &file, cache_dir)?;
             let wasm =
                 std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
-            let runtime = Runtime::new(
-                config.limits,
-                cache_dir.unwrap_or_else(|| config.cache_dir.clone()),
-                Arc::new(Metrics::new()),
-            )?;
-            let sha256 = runtime
-                .check(component, &wasm)
-                .with_context(|| format!("{} refused as {component}", file.display()))?;
             match storage
                 .install_component(&tenant, component.name(), &sha256, &wasm)
                 .await?
@@ -342,7 +398,7 @@ async fn component_command(
             }
             Ok(())
         }
-        ComponentCommand::List { tenant, json } => {
+        StoredComponentCommand::List { tenant, json } => {
             let installed = storage.tenant_components(&tenant).await?;
             let components: Vec<_> = Component::ALL
                 .map(Component::name)
@@ -404,7 +460,7 @@ async fn component_command(
             }
             Ok(())
         }
-        ComponentCommand::Rollback { tenant, component } => {
+        StoredComponentCommand::Rollback { tenant, component } => {
             let component: Component = component.parse()?;
             match storage
                 .rollback_component(&tenant, component.name())
@@ -419,7 +475,7 @@ async fn component_command(
             }
             Ok(())
         }
-        ComponentCommand::Activate {
+        StoredComponentCommand::Activate {
             tenant,
             component,
             version,

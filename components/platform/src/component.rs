@@ -27,12 +27,24 @@ pub enum World {
     Webhook,
 }
 
+/// The version of the WIT package `rental:platform` (`wit/platform.wit`) that this release's
+/// host offers and its components import.
+pub const WIT_VERSION: &str = "0.1.0";
+
 impl World {
     /// The world's name in `wit/platform.wit`.
     pub const fn name(self) -> &'static str {
         match self {
             Self::Api => "platform",
             Self::Webhook => "webhook-platform",
+        }
+    }
+
+    /// The `rental:platform` interfaces it offers.
+    pub const fn interfaces(self) -> &'static [&'static str] {
+        match self {
+            Self::Api => &["context", "store"],
+            Self::Webhook => &["context", "store", "secrets", "bank"],
         }
     }
 }

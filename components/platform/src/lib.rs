@@ -12,7 +12,7 @@
 mod component;
 pub mod routes;
 
-pub use component::{Component, UnknownComponent, World};
+pub use component::{Component, UnknownComponent, WIT_VERSION, World};
 
 pub const BOOKINGS_READ: &str = "bookings:read";
 pub const BOOKINGS_WRITE: &str = "bookings:write";

@@ -2,6 +2,7 @@
 //! hash), a fresh sandboxed store per request.
 
 mod cache;
+mod explain;
 mod fairness;
 mod registry;
 mod state;
@@ -30,7 +31,7 @@ pub use state::{Caller, HostState, RequestContext};
 pub use fairness::CpuShare;
 use fairness::Pacer;
 use registry::Registry;
-use rental_platform::{Component as PlatformComponent, World};
+use rental_platform::{Component as PlatformComponent, WIT_VERSION, World};
 
 use crate::metrics::Metrics;
 use crate::storage::Storage;
@@ -247,6 +248,7 @@ impl Runtime {
     /// platform offers to `name` and exports
     /// `wasi:http/incoming-handler`. Returns its sha256.
     pub fn check(&self, name: PlatformComponent, wasm: &[u8]) -> anyhow::Result<String> {
+        explain::require_component(wasm)?;
         let (sha256, component) = self.cache.component(&self.engine, wasm)?;
         self.link(name, &component)?;
         Ok(sha256)
@@ -263,17 +265,28 @@ impl Runtime {
             World::Api => &self.api_linker,
             World::Webhook => &self.webhook_linker,
         };
-        // wasmtime's error names the import that does not fit.
         let pre = linker.instantiate_pre(component).map_err(|e| {
-            anyhow::Error::from(e).context(format!(
-                "component {name} imports more than the platform offers to `{name}` (the {} \
-                 world)",
-                world.name()
-            ))
+            let unoffered = explain::unoffered_imports(&self.engine, component, name);
+            if unoffered.is_empty() {
+                // Every import is offered by name: wasmtime's error names the one whose
+                // shape differs.
+                anyhow::Error::from(e).context(format!(
+                    "an import of component {name} does not match what this host offers (the \
+                     {} world of rental:platform@{WIT_VERSION}): build against this release's \
+                     WIT",
+                    world.name()
+                ))
+            } else {
+                anyhow::anyhow!(
+                    "component {name} imports what this host does not offer to `{name}`:\n  - {}",
+                    unoffered.join("\n  - ")
+                )
+            }
         })?;
         let pre = ProxyPre::new(pre).map_err(|e| {
             anyhow::Error::from(e).context(format!(
-                "component does not export `wasi:http/incoming-handler@0.2.x`, which `{name}` must"
+                "component does not export `wasi:http/incoming-handler@0.2.x`, which `{name}` \
+                 must: a request handler (in Rust, `rental_guest::export_handler!`)"
             ))
         })?;
         Ok(LoadedComponent { pre })

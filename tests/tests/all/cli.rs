@@ -2,7 +2,7 @@
 
 use std::process::Command;
 
-use rentald_tests::rentald_bin;
+use rentald_tests::{components_dir, rentald_bin};
 
 fn rentald(args: &[&str], envs: &[(&str, &str)]) -> std::process::Output {
     let mut command = Command::new(rentald_bin());
@@ -41,6 +41,8 @@ fn every_command_has_help() {
         &["component", "install", "--help"],
         &["component", "list", "--help"],
         &["component", "rollback", "--help"],
+        &["component", "activate", "--help"],
+        &["component", "check", "--help"],
     ] {
         let output = rentald(command, &[]);
         assert!(output.status.success(), "{command:?}");
@@ -173,4 +175,56 @@ fn the_data_directory_and_database_are_owner_only() {
         |path: &std::path::Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode(&data), 0o700, "the data directory");
     assert_eq!(mode(&data.join("rentald.db")), 0o600, "the database");
+}
+
+/// `component check` says what install would, with no database: none is created.
+#[test]
+fn a_component_is_checked_without_a_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let data = data.to_str().unwrap();
+    let variant = components_dir().join("variant.wasm");
+    let output = rentald(
+        &[
+            "--data-dir",
+            data,
+            "component",
+            "check",
+            variant.to_str().unwrap(),
+            "--as",
+            "listing",
+        ],
+        &[],
+    );
+    assert!(output.status.success(), "{}", text(&output));
+    assert!(
+        text(&output).contains("can replace listing"),
+        "{}",
+        text(&output)
+    );
+
+    let module = dir.path().join("module.wasm");
+    std::fs::write(&module, b"\0asm\x01\x00\x00\x00").unwrap();
+    let output = rentald(
+        &[
+            "--data-dir",
+            data,
+            "component",
+            "check",
+            module.to_str().unwrap(),
+            "--as",
+            "listing",
+        ],
+        &[],
+    );
+    assert!(!output.status.success());
+    assert!(
+        text(&output).contains("core WebAssembly module"),
+        "{}",
+        text(&output)
+    );
+    assert!(
+        !std::path::Path::new(data).join("rentald.db").exists(),
+        "no database is created"
+    );
 }

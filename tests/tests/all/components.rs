@@ -284,17 +284,35 @@ on_both_backends! {
         // An empty component: valid, but it exports nothing.
         let empty = dir.path().join("empty.wasm");
         std::fs::write(&empty, b"\0asm\x0d\x00\x01\x00").unwrap();
+        // A core module: what wasm32-unknown-unknown or wasm32-wasip1 would build.
+        let module = dir.path().join("module.wasm");
+        std::fs::write(&module, b"\0asm\x01\x00\x00\x00").unwrap();
         let banktwo = components_dir().join("banktwo.wasm");
         let variant = variant_wasm();
+        // The variant built against a later version of the platform's context interface: the
+        // same bytes with every mention of the interface renamed (same length).
+        let newer = dir.path().join("newer.wasm");
+        let mut bytes = std::fs::read(&variant).unwrap();
+        let (old, new) = (b"rental:platform/context@0.1.0", b"rental:platform/context@0.2.0");
+        let mut renamed = 0;
+        while let Some(at) = bytes.windows(old.len()).position(|w| w == old) {
+            bytes[at..at + old.len()].copy_from_slice(new);
+            renamed += 1;
+        }
+        assert!(renamed > 0, "the variant imports the context");
+        std::fs::write(&newer, bytes).unwrap();
 
         for (name, file, expected) in [
-            ("listing", &not_wasm, "not a valid WebAssembly component"),
+            ("listing", &not_wasm, "not a WebAssembly file"),
+            ("listing", &module, "a core WebAssembly module, not a component"),
+            ("listing", &module, "--target wasm32-wasip2"),
+            ("listing", &banktwo, "`rental:platform/secrets@0.1.0`: the platform offers `secrets` to the bank webhook components"),
+            ("listing", &banktwo, "`listing` is given context and store"),
             (
                 "listing",
-                &banktwo,
-                "component imports instance `rental:platform/secrets@0.1.0`",
+                &newer,
+                "`rental:platform/context@0.2.0`: this host offers `rental:platform/context@0.1.0`",
             ),
-            ("listing", &banktwo, "more than the platform offers to `listing`"),
             (
                 "listing",
                 &empty,
