@@ -392,7 +392,8 @@ impl App {
                     tracing::Level::WARN,
                     served,
                     fault = "guest",
-                    "component ran past its deadline"
+                    deadline_ms = self.runtime.deadline().as_millis(),
+                    "component ran past its deadline (--request-timeout-ms)"
                 );
                 Err(failed(StatusCode::SERVICE_UNAVAILABLE, ErrorCode::Timeout))
             }

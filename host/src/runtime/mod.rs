@@ -9,6 +9,7 @@ mod state;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
@@ -243,6 +244,11 @@ impl Runtime {
         Ok(())
     }
 
+    /// How long a request's component may run (`--request-timeout-ms`).
+    pub fn deadline(&self) -> Duration {
+        self.limits.deadline
+    }
+
     /// Compiles `wasm` (or takes it from the cache, where it stays compiled) and links it as
     /// component `name`: refused unless the bytes are a component that imports only what the
     /// platform offers to `name` and exports
@@ -408,6 +414,7 @@ impl Runtime {
             return Outcome::Busy;
         };
         let stderr = MemoryOutputPipe::new(GUEST_STDERR_BYTES);
+        let memory_refused = Arc::new(AtomicBool::new(false));
         let mut store = Store::new(
             &self.engine,
             HostState::new(
@@ -417,6 +424,7 @@ impl Runtime {
                 self.limits.bank_timeout(),
                 self.limits.write_deadline,
                 stderr.clone(),
+                memory_refused.clone(),
             ),
         );
         store.limiter(|state| &mut state.limits);
@@ -502,6 +510,13 @@ impl Runtime {
                 Err(_) => match guest.await {
                     Ok(Ok(Ok(()))) => {
                         Outcome::Trap(anyhow::anyhow!("guest returned without a response"))
+                    }
+                    Ok(Ok(Err(trap))) if memory_refused.load(Ordering::Relaxed) => {
+                        Outcome::Trap(anyhow::Error::from(trap).context(format!(
+                            "the component reached its memory limit of {} MiB \
+                             (--memory-limit-mib)",
+                            self.limits.memory_bytes >> 20
+                        )))
                     }
                     Ok(Ok(Err(trap))) => Outcome::Trap(trap.into()),
                     Ok(Err(_elapsed)) => Outcome::Timeout,

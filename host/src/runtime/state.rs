@@ -1,11 +1,12 @@
 //! What a store holds for one request.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use rental_domain::Language;
 use wasmtime::component::ResourceTable;
-use wasmtime::{StoreLimits, StoreLimitsBuilder};
+use wasmtime::{ResourceLimiter, StoreLimits, StoreLimitsBuilder};
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
@@ -37,7 +38,7 @@ pub struct HostState {
     wasi: WasiCtx,
     http: WasiHttpCtx,
     pub(crate) table: ResourceTable,
-    pub(crate) limits: StoreLimits,
+    pub(crate) limits: GuestLimits,
     pub(crate) request: RequestContext,
     pub(crate) storage: Storage,
     /// The request's one open transaction, if any.
@@ -48,6 +49,49 @@ pub struct HostState {
     writing_since: Option<Instant>,
     /// How long a read-write transaction may stay open.
     write_deadline: Duration,
+}
+
+/// A store's limits, which also note when a memory was refused growth, so that the trap that
+/// usually follows (an allocation failing inside the guest) can be told as the memory limit.
+pub struct GuestLimits {
+    store: StoreLimits,
+    memory_refused: Arc<AtomicBool>,
+}
+
+impl ResourceLimiter for GuestLimits {
+    fn memory_growing(
+        &mut self,
+        current: usize,
+        desired: usize,
+        maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        let allowed = self.store.memory_growing(current, desired, maximum)?;
+        if !allowed {
+            self.memory_refused.store(true, Ordering::Relaxed);
+        }
+        Ok(allowed)
+    }
+
+    fn table_growing(
+        &mut self,
+        current: usize,
+        desired: usize,
+        maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        self.store.table_growing(current, desired, maximum)
+    }
+
+    fn instances(&self) -> usize {
+        self.store.instances()
+    }
+
+    fn tables(&self) -> usize {
+        self.store.tables()
+    }
+
+    fn memories(&self) -> usize {
+        self.store.memories()
+    }
 }
 
 /// Resources (streams, fields, transactions) one request may hold at once.
@@ -61,6 +105,7 @@ impl HostState {
         bank_timeout: Duration,
         write_deadline: Duration,
         stderr: MemoryOutputPipe,
+        memory_refused: Arc<AtomicBool>,
     ) -> Self {
         let mut table = ResourceTable::new();
         table.set_max_capacity(MAX_RESOURCES);
@@ -71,12 +116,15 @@ impl HostState {
             wasi: WasiCtx::builder().stderr(stderr).build(),
             http: WasiHttpCtx::new(),
             table,
-            limits: StoreLimitsBuilder::new()
-                .memory_size(memory_bytes)
-                .instances(16)
-                .tables(16)
-                .memories(4)
-                .build(),
+            limits: GuestLimits {
+                store: StoreLimitsBuilder::new()
+                    .memory_size(memory_bytes)
+                    .instances(16)
+                    .tables(16)
+                    .memories(4)
+                    .build(),
+                memory_refused,
+            },
             request,
             storage,
             transactions: Default::default(),

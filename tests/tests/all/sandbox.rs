@@ -103,6 +103,18 @@ async fn runaway_components_cost_one_request() {
                 "{behave}: the correlation id is in the log"
             );
         }
+        // The log says which limit a runaway hit, and its value.
+        let said = app
+            .log()
+            .lines()
+            .find(|line| line.contains(&id))
+            .map(str::to_owned)
+            .unwrap_or_default();
+        match behave {
+            "loop" => assert!(said.contains("deadline_ms=1000"), "{said}"),
+            "alloc" => assert!(said.contains("memory limit of 64 MiB"), "{said}"),
+            _ => {}
+        }
     }
     assert!(app.is_running(), "the host survived");
     assert_eq!(
