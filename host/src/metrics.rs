@@ -19,6 +19,7 @@ use prometheus_client::registry::{Registry, Unit};
 
 use rental_platform::Component as PlatformComponent;
 
+use crate::runtime::Build;
 use crate::storage::queue::QueueDepth;
 
 /// The label value that stands for "none": a request without a known tenant or component.
@@ -41,11 +42,13 @@ struct EndpointLabels {
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ComponentLabels {
     component: String,
+    build: &'static str,
 }
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct OutcomeLabels {
     component: String,
+    build: &'static str,
     outcome: &'static str,
 }
 
@@ -212,23 +215,39 @@ impl Metrics {
             .observe(elapsed.as_secs_f64());
     }
 
-    pub fn component_instantiated(&self, component: PlatformComponent, elapsed: Duration) {
+    pub fn component_instantiated(
+        &self,
+        component: PlatformComponent,
+        build: Build,
+        elapsed: Duration,
+    ) {
         self.instantiation
-            .get_or_create(&component_labels(component))
+            .get_or_create(&component_labels(component, build))
             .observe(elapsed.as_secs_f64());
     }
 
-    pub fn component_executed(&self, component: PlatformComponent, elapsed: Duration) {
+    pub fn component_executed(
+        &self,
+        component: PlatformComponent,
+        build: Build,
+        elapsed: Duration,
+    ) {
         self.execution
-            .get_or_create(&component_labels(component))
+            .get_or_create(&component_labels(component, build))
             .observe(elapsed.as_secs_f64());
     }
 
     /// Counts how a request inside `component` ended: `ok`, `trap`, `timeout` or `busy`.
-    pub fn component_finished(&self, component: PlatformComponent, outcome: &'static str) {
+    pub fn component_finished(
+        &self,
+        component: PlatformComponent,
+        build: Build,
+        outcome: &'static str,
+    ) {
         self.outcomes
             .get_or_create(&OutcomeLabels {
                 component: component.name().to_owned(),
+                build: build.label(),
                 outcome,
             })
             .inc();
@@ -279,9 +298,10 @@ impl Metrics {
     }
 }
 
-fn component_labels(component: PlatformComponent) -> ComponentLabels {
+fn component_labels(component: PlatformComponent, build: Build) -> ComponentLabels {
     ComponentLabels {
         component: component.name().to_owned(),
+        build: build.label(),
     }
 }
 
@@ -293,9 +313,10 @@ mod tests {
     fn the_exposition_names_every_metric_with_its_labels() {
         let metrics = Metrics::new();
         metrics.request_served("acme", "GET /api/cars", 200, Duration::from_millis(3));
-        metrics.component_instantiated(PlatformComponent::Listing, Duration::from_micros(300));
-        metrics.component_executed(PlatformComponent::Listing, Duration::from_millis(2));
-        metrics.component_finished(PlatformComponent::Listing, "timeout");
+        let listing = PlatformComponent::Listing;
+        metrics.component_instantiated(listing, Build::Platform, Duration::from_micros(300));
+        metrics.component_executed(listing, Build::Tenant, Duration::from_millis(2));
+        metrics.component_finished(listing, Build::Tenant, "timeout");
         metrics.connection_opened("api", 1);
         metrics.connection_refused("api", "address");
         let depth = [QueueDepth {
@@ -307,9 +328,9 @@ mod tests {
         for line in [
             r#"rentald_http_requests_total{tenant="acme",endpoint="GET /api/cars",status="200"} 1"#,
             r#"rentald_http_request_duration_seconds_count{endpoint="GET /api/cars"} 1"#,
-            r#"rentald_component_instantiation_seconds_count{component="listing"} 1"#,
-            r#"rentald_component_execution_seconds_count{component="listing"} 1"#,
-            r#"rentald_component_outcomes_total{component="listing",outcome="timeout"} 1"#,
+            r#"rentald_component_instantiation_seconds_count{component="listing",build="platform"} 1"#,
+            r#"rentald_component_execution_seconds_count{component="listing",build="tenant"} 1"#,
+            r#"rentald_component_outcomes_total{component="listing",build="tenant",outcome="timeout"} 1"#,
             r#"rentald_queue_depth{tenant="acme",status="pending"} 2"#,
             r#"rentald_connections_open{listener="api"} 1"#,
             r#"rentald_connections_refused_total{listener="api",reason="address"} 1"#,

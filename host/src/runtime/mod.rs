@@ -26,7 +26,7 @@ use wasmtime_wasi_http::p2::bindings::ProxyPre;
 use wasmtime_wasi_http::p2::bindings::http::types::Scheme;
 use wasmtime_wasi_http::{WasiHttp, WasiHttpView as _};
 
-pub use registry::ComponentStats;
+pub use registry::{Build, ComponentStats};
 pub use state::{Caller, HostState, RequestContext};
 
 pub use fairness::CpuShare;
@@ -81,6 +81,12 @@ impl Default for Limits {
 /// A compiled, pre-linked component, ready to instantiate.
 pub struct LoadedComponent {
     pre: ProxyPre<HostState>,
+}
+
+/// The component chosen to serve a tenant's request, and whose build it is.
+pub struct Serving {
+    loaded: Arc<LoadedComponent>,
+    build: Build,
 }
 
 /// How a request inside a component ended.
@@ -306,13 +312,14 @@ impl Runtime {
         storage: &Storage,
         tenant: &str,
         name: PlatformComponent,
-    ) -> anyhow::Result<Arc<LoadedComponent>> {
-        let sha256 = self
+    ) -> anyhow::Result<Serving> {
+        let (sha256, build) = self
             .registry
             .resolve(tenant, name.name())
             .with_context(|| format!("no component {name}"))?;
         let key = (sha256.clone(), name.world());
-        self.registry
+        let loaded = self
+            .registry
             .get_or_load(key, || async {
                 let cached =
                     tokio::task::block_in_place(|| self.cache.cached(&self.engine, &sha256));
@@ -330,7 +337,8 @@ impl Runtime {
                 Ok::<_, anyhow::Error>(loaded)
             })
             .await
-            .with_context(|| format!("loading component {name} ({sha256})"))
+            .with_context(|| format!("loading component {name} ({sha256})"))?;
+        Ok(Serving { loaded, build })
     }
 
     /// The bytes of a component: the platform's file, or an upload from the database.
@@ -397,7 +405,7 @@ impl Runtime {
     /// at all ([`Outcome::Busy`]) when none of its tenant's seats frees in time.
     pub async fn handle<B>(
         &self,
-        component: &LoadedComponent,
+        component: &Serving,
         storage: Storage,
         request: RequestContext,
         http_request: http::Request<B>,
@@ -410,7 +418,8 @@ impl Runtime {
         let name = request.component;
         let clock = self.pacer.clock(&request.tenant.slug);
         let Some(seat) = self.pacer.seat(clock).await else {
-            self.metrics.component_finished(name, Outcome::Busy.label());
+            self.metrics
+                .component_finished(name, component.build, Outcome::Busy.label());
             return Outcome::Busy;
         };
         let stderr = MemoryOutputPipe::new(GUEST_STDERR_BYTES);
@@ -467,7 +476,8 @@ impl Runtime {
             Ok(v) => v,
             Err(e) => return Outcome::Trap(e.into()),
         };
-        let pre = component.pre.clone();
+        let pre = component.loaded.pre.clone();
+        let build = component.build;
         let metrics = self.metrics.clone();
         // The guest runs in a task of its own; the request's span goes with it, so that what
         // the capabilities log names the request.
@@ -477,13 +487,13 @@ impl Runtime {
                 let _seat = seat;
                 let started = Instant::now();
                 let proxy = pre.instantiate_async(&mut store).await?;
-                metrics.component_instantiated(name, started.elapsed());
+                metrics.component_instantiated(name, build, started.elapsed());
                 let started = Instant::now();
                 let handled = proxy
                     .wasi_http_incoming_handler()
                     .call_handle(&mut store, req, out)
                     .await;
-                metrics.component_executed(name, started.elapsed());
+                metrics.component_executed(name, build, started.elapsed());
                 handled
             })
             .in_current_span(),
@@ -527,7 +537,8 @@ impl Runtime {
         .await;
         let outcome = answer.unwrap_or(Outcome::Timeout);
         log_guest_stderr(name, &stderr.contents());
-        self.metrics.component_finished(name, outcome.label());
+        self.metrics
+            .component_finished(name, component.build, outcome.label());
         outcome
     }
 }

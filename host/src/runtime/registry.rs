@@ -26,6 +26,24 @@ struct Slot {
     last_used: AtomicU64,
 }
 
+/// Whose build of a platform component serves a request: a bounded metrics label.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Build {
+    /// The platform's own file.
+    Platform,
+    /// One the tenant installed (`rentald component install`).
+    Tenant,
+}
+
+impl Build {
+    pub const fn label(self) -> &'static str {
+        match self {
+            Self::Platform => "platform",
+            Self::Tenant => "tenant",
+        }
+    }
+}
+
 /// Counts for monitoring.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ComponentStats {
@@ -74,15 +92,19 @@ impl Registry {
         self.defaults.get(name).map(String::as_str)
     }
 
-    /// The sha256 serving `name` for `tenant`: its own, else the platform's.
-    pub fn resolve(&self, tenant: &str, name: &str) -> Option<String> {
+    /// The sha256 serving `name` for `tenant` and whose build it is: its own, else the
+    /// platform's.
+    pub fn resolve(&self, tenant: &str, name: &str) -> Option<(String, Build)> {
         let own = self
             .assignments
             .read()
             .unwrap_or_else(PoisonError::into_inner)
             .get(&(tenant.to_owned(), name.to_owned()))
             .cloned();
-        own.or_else(|| self.default_sha256(name).map(str::to_owned))
+        match own {
+            Some(sha256) => Some((sha256, Build::Tenant)),
+            None => Some((self.default_sha256(name)?.to_owned(), Build::Platform)),
+        }
     }
 
     pub fn generation(&self) -> i64 {
@@ -206,28 +228,21 @@ mod tests {
     fn assignments_follow_installs_and_rollbacks() {
         let mut registry = Registry::default();
         registry.set_default("listing", "platform".to_owned());
-        assert_eq!(
-            registry.resolve("a", "listing").as_deref(),
-            Some("platform")
-        );
+        let resolve = |tenant: &str| registry.resolve(tenant, "listing");
+        let platform = Some(("platform".to_owned(), Build::Platform));
+        assert_eq!(resolve("a"), platform);
         assert_eq!(registry.resolve("a", "nothing"), None);
 
         // a installs v1, then v2 (v1 deactivated in the same generation).
         registry.apply(vec![change("a", "v1", true)], 1);
         registry.apply(vec![change("a", "v1", false), change("a", "v2", true)], 2);
-        assert_eq!(registry.resolve("a", "listing").as_deref(), Some("v2"));
-        assert_eq!(
-            registry.resolve("b", "listing").as_deref(),
-            Some("platform")
-        );
+        assert_eq!(resolve("a"), Some(("v2".to_owned(), Build::Tenant)));
+        assert_eq!(resolve("b"), platform);
         assert_eq!(registry.generation(), 2);
 
         // Two rollbacks read at once: v2 -> v1 -> platform default.
         registry.apply(vec![change("a", "v1", false), change("a", "v2", false)], 4);
-        assert_eq!(
-            registry.resolve("a", "listing").as_deref(),
-            Some("platform")
-        );
+        assert_eq!(resolve("a"), platform);
     }
 
     #[tokio::test]

@@ -134,6 +134,12 @@ on_both_backends! {
         assert!(installed.contains(&sha256), "{installed}");
         wait_for(&app, "alpha", &alpha, true).await;
         assert!(!served_by_variant(&app, "beta", &beta).await, "the other tenant keeps the platform's");
+        // The metrics tell the tenant's build from the platform's.
+        let (_, metrics) = app.metrics_get("/metrics").await;
+        for build in ["tenant", "platform"] {
+            let runs = format!(r#"rentald_component_outcomes_total{{component="listing",build="{build}",outcome="ok"}}"#);
+            assert!(metrics.lines().any(|line| line.starts_with(&runs)), "{runs} in\n{metrics}");
+        }
         // The variant replaces listing only: another component's endpoint is unchanged.
         let (status, booking) = app
             .call("alpha", &alpha, reqwest::Method::GET, "/api/booking/1", None)

@@ -160,16 +160,17 @@ on_both_backends! {
             let count = format!("rentald_component_{histogram}_seconds_count");
             let sum = format!("rentald_component_{histogram}_seconds_sum");
             assert_eq!(
-                sample(&samples, &count, &[("component", "listing")]),
+                sample(&samples, &count, &[("component", "listing"), ("build", "platform")]),
                 Some(2.0),
                 "{count}"
             );
             assert!(
-                sample(&samples, &sum, &[("component", "listing")]).unwrap() > 0.0,
+                sample(&samples, &sum, &[("component", "listing"), ("build", "platform")]).unwrap()
+                    > 0.0,
                 "{sum}"
             );
             assert_eq!(
-                sample(&samples, &count, &[("component", "booking")]),
+                sample(&samples, &count, &[("component", "booking"), ("build", "platform")]),
                 Some(1.0),
                 "{count}"
             );
@@ -178,7 +179,7 @@ on_both_backends! {
             sample(
                 &samples,
                 "rentald_component_outcomes_total",
-                &[("component", "listing"), ("outcome", "ok")]
+                &[("component", "listing"), ("build", "platform"), ("outcome", "ok")]
             ),
             Some(2.0)
         );
@@ -384,7 +385,11 @@ async fn component_faults_are_counted_and_name_their_request() {
             sample(
                 &samples,
                 "rentald_component_outcomes_total",
-                &[("component", "listing"), ("outcome", outcome)]
+                &[
+                    ("component", "listing"),
+                    ("build", "platform"),
+                    ("outcome", outcome)
+                ]
             ),
             Some(1.0),
             "{outcome}"
