@@ -13,7 +13,7 @@ use crate::app::App;
 use crate::config::{Config, GlobalArgs, ServeArgs, Transport};
 use crate::connection::Gate;
 use crate::metrics::Metrics;
-use crate::runtime::Runtime;
+use crate::runtime::{Runtime, wit};
 use crate::server::Site;
 use crate::storage::Storage;
 use crate::storage::components::{Install, Rollback};
@@ -72,6 +72,12 @@ enum ComponentCommand {
         /// DATA_DIR/cache].
         #[arg(long, value_name = "DIR")]
         cache_dir: Option<std::path::PathBuf>,
+    },
+    /// Write the WIT package this host offers to components (rental:platform and the WASI 0.2
+    /// packages it uses) into DIR, to build a component against; no database.
+    Wit {
+        /// Created if missing; files of the same names are replaced.
+        dir: std::path::PathBuf,
     },
     /// The commands on a tenant's stored components.
     #[command(flatten)]
@@ -249,7 +255,8 @@ impl Cli {
         };
         let config = Config::resolve(&self.global, serve)?;
         telemetry::init(config.log_format);
-        // `component check` needs no database, and opening one would create it.
+        // `component check` and `component wit` need no database, and opening one would create
+        // it.
         if let Command::Component(ComponentCommand::Check {
             file,
             component,
@@ -261,6 +268,15 @@ impl Cli {
                 "{} can replace {component}: a component that imports only what this host \
                  offers to it and exports a request handler (sha256 {sha256})",
                 file.display()
+            );
+            return Ok(());
+        }
+        if let Command::Component(ComponentCommand::Wit { dir }) = &self.command {
+            wit::write(dir)?;
+            println!(
+                "wrote rental:platform@{} and its WASI packages to {}",
+                rental_platform::WIT_VERSION,
+                dir.display()
             );
             return Ok(());
         }
@@ -324,8 +340,8 @@ impl Cli {
             Command::Component(ComponentCommand::Stored(command)) => {
                 component_command(&config, &storage, command).await
             }
-            Command::Component(ComponentCommand::Check { .. }) => {
-                unreachable!("component check is answered before the database is opened")
+            Command::Component(ComponentCommand::Check { .. } | ComponentCommand::Wit { .. }) => {
+                unreachable!("component check and wit are answered before the database is opened")
             }
             Command::Catalog(CatalogCommand::Import { tenant, file }) => {
                 catalog::import(&storage, &tenant, &file).await

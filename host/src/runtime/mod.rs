@@ -6,6 +6,7 @@ mod explain;
 mod fairness;
 mod registry;
 mod state;
+pub mod wit;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -43,6 +43,7 @@ fn every_command_has_help() {
         &["component", "rollback", "--help"],
         &["component", "activate", "--help"],
         &["component", "check", "--help"],
+        &["component", "wit", "--help"],
     ] {
         let output = rentald(command, &[]);
         assert!(output.status.success(), "{command:?}");
@@ -227,4 +228,36 @@ fn a_component_is_checked_without_a_database() {
         !std::path::Path::new(data).join("rentald.db").exists(),
         "no database is created"
     );
+}
+
+/// `component wit` writes the package this host offers, with no database: a WIT parser reads
+/// it, and its worlds are the ones a component author builds against.
+#[test]
+fn the_offered_wit_package_is_written_and_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let wit = dir.path().join("wit");
+    let output = rentald(
+        &[
+            "--data-dir",
+            data.to_str().unwrap(),
+            "component",
+            "wit",
+            wit.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(output.status.success(), "{}", text(&output));
+    assert!(!data.join("rentald.db").exists(), "no database is created");
+    let mut resolve = wit_parser::Resolve::default();
+    let (package, _) = resolve.push_dir(&wit).expect("the written package reads");
+    assert_eq!(
+        resolve.packages[package].name.to_string(),
+        format!("rental:platform@{}", rental_platform::WIT_VERSION)
+    );
+    for world in ["api-component", "webhook-component"] {
+        resolve
+            .select_world(&[package], Some(world))
+            .unwrap_or_else(|e| panic!("{world}: {e}"));
+    }
 }
