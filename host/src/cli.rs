@@ -611,9 +611,7 @@ impl Drop for AbortOnDrop {
 async fn run_server(config: Config, storage: Storage) -> anyhow::Result<()> {
     let metrics = Arc::new(Metrics::new());
     let mut runtime = Runtime::new(config.limits, config.cache_dir.clone(), metrics.clone())?;
-    runtime
-        .load_platform_components(&config.components_dir)
-        .context("build the components first (see the README)")?;
+    runtime.load_platform_components(&config.components_dir)?;
     runtime
         .refresh_components(&storage)
         .await

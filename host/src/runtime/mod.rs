@@ -240,9 +240,15 @@ impl Runtime {
     pub fn load_platform_components(&mut self, dir: &Path) -> anyhow::Result<()> {
         for name in PlatformComponent::ALL {
             let path = dir.join(format!("{name}.wasm"));
-            let sha256 = std::fs::read(&path)
-                .map_err(anyhow::Error::from)
-                .and_then(|wasm| self.check(name, &wasm))
+            let wasm = std::fs::read(&path).with_context(|| {
+                format!(
+                    "reading component {name} from {}: build the components first \
+                     (`./dev build`, see the README) or point --components-dir at them",
+                    path.display()
+                )
+            })?;
+            let sha256 = self
+                .check(name, &wasm)
                 .with_context(|| format!("loading component {name} from {}", path.display()))?;
             tracing::info!(component = name.name(), %sha256, "platform component ready");
             self.registry.set_default(name.name(), sha256);

@@ -261,3 +261,30 @@ fn the_offered_wit_package_is_written_and_reads() {
             .unwrap_or_else(|e| panic!("{world}: {e}"));
     }
 }
+
+/// A server without its components says how to get them.
+#[test]
+fn serving_without_the_components_says_how_to_build_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let missing = dir.path().join("nowhere");
+    let output = rentald(
+        &[
+            "--data-dir",
+            data.to_str().unwrap(),
+            "serve",
+            "--plain-http",
+            "--listen",
+            "127.0.0.1:0",
+            "--components-dir",
+            missing.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(!output.status.success());
+    let said = text(&output);
+    assert!(
+        said.contains("listing.wasm") && said.contains("build the components first"),
+        "{said}"
+    );
+}

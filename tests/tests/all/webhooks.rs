@@ -578,4 +578,8 @@ fn an_api_component_that_imports_the_bank_does_not_load() {
         text.contains("`rental:platform/bank@0.1.0`: the platform offers `bank` to the bank webhook components"),
         "names the import and who has it: {text}"
     );
+    assert!(
+        !text.contains("build the components first"),
+        "a refused file is not a missing one: {text}"
+    );
 }
