@@ -16,6 +16,13 @@ fn rentald(args: &[&str], envs: &[(&str, &str)]) -> std::process::Output {
     command.output().expect("running rentald")
 }
 
+/// `rentald --data-dir DATA ARGS...`.
+fn rentald_in(data: &std::path::Path, args: &[&str]) -> std::process::Output {
+    let mut all = vec!["--data-dir", data.to_str().unwrap()];
+    all.extend_from_slice(args);
+    rentald(&all, &[])
+}
+
 fn text(output: &std::process::Output) -> String {
     format!(
         "{}{}",
@@ -183,20 +190,19 @@ fn the_data_directory_and_database_are_owner_only() {
 fn a_component_is_checked_without_a_database() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
-    let data = data.to_str().unwrap();
-    let variant = components_dir().join("variant.wasm");
-    let output = rentald(
-        &[
-            "--data-dir",
-            data,
-            "component",
-            "check",
-            variant.to_str().unwrap(),
-            "--as",
-            "listing",
-        ],
-        &[],
-    );
+    let check = |file: &std::path::Path| {
+        rentald_in(
+            &data,
+            &[
+                "component",
+                "check",
+                file.to_str().unwrap(),
+                "--as",
+                "listing",
+            ],
+        )
+    };
+    let output = check(&components_dir().join("variant.wasm"));
     assert!(output.status.success(), "{}", text(&output));
     assert!(
         text(&output).contains("can replace listing"),
@@ -206,28 +212,14 @@ fn a_component_is_checked_without_a_database() {
 
     let module = dir.path().join("module.wasm");
     std::fs::write(&module, b"\0asm\x01\x00\x00\x00").unwrap();
-    let output = rentald(
-        &[
-            "--data-dir",
-            data,
-            "component",
-            "check",
-            module.to_str().unwrap(),
-            "--as",
-            "listing",
-        ],
-        &[],
-    );
+    let output = check(&module);
     assert!(!output.status.success());
     assert!(
         text(&output).contains("core WebAssembly module"),
         "{}",
         text(&output)
     );
-    assert!(
-        !std::path::Path::new(data).join("rentald.db").exists(),
-        "no database is created"
-    );
+    assert!(!data.join("rentald.db").exists(), "no database is created");
 }
 
 /// `component wit` writes the package this host offers, with no database: a WIT parser reads
@@ -237,16 +229,7 @@ fn the_offered_wit_package_is_written_and_reads() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     let wit = dir.path().join("wit");
-    let output = rentald(
-        &[
-            "--data-dir",
-            data.to_str().unwrap(),
-            "component",
-            "wit",
-            wit.to_str().unwrap(),
-        ],
-        &[],
-    );
+    let output = rentald_in(&data, &["component", "wit", wit.to_str().unwrap()]);
     assert!(output.status.success(), "{}", text(&output));
     assert!(!data.join("rentald.db").exists(), "no database is created");
     let mut resolve = wit_parser::Resolve::default();
@@ -268,10 +251,9 @@ fn serving_without_the_components_says_how_to_build_them() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     let missing = dir.path().join("nowhere");
-    let output = rentald(
+    let output = rentald_in(
+        &data,
         &[
-            "--data-dir",
-            data.to_str().unwrap(),
             "serve",
             "--plain-http",
             "--listen",
@@ -279,7 +261,6 @@ fn serving_without_the_components_says_how_to_build_them() {
             "--components-dir",
             missing.to_str().unwrap(),
         ],
-        &[],
     );
     assert!(!output.status.success());
     let said = text(&output);
