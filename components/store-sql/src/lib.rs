@@ -12,8 +12,11 @@
 //! parameter, numbered by first appearance).
 //!
 //! The crate is plain Rust (no database driver), so it compiles for the host and for
-//! `wasm32-wasip2`.
+//! `wasm32-wasip2`; the feature `rusqlite` adds a driver for an SQLite connection of the
+//! calling thread ([`embedded`]).
 
+#[cfg(feature = "rusqlite")]
+pub mod embedded;
 mod error;
 pub mod keys;
 mod plan;
@@ -37,11 +40,11 @@ pub use store::{
 pub const SQLITE_SCHEMA: &[(&str, &str)] = &[
     (
         "documents",
-        include_str!("../../../host/migrations/sqlite/0001_init.sql"),
+        include_str!("../migrations/sqlite/0001_init.sql"),
     ),
     (
         "index_counts",
-        include_str!("../../../host/migrations/sqlite/0003_index_counts.sql"),
+        include_str!("../migrations/sqlite/0003_index_counts.sql"),
     ),
 ];
 

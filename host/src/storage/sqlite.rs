@@ -18,8 +18,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use rental_store_sql::{Column, Mode, Row, Statement, Value};
-use rusqlite::types::ValueRef;
+use rental_store_sql::{Mode, Row, Statement};
 use rusqlite::{Connection, OpenFlags};
 
 use super::{Error, Result};
@@ -40,18 +39,34 @@ const MAX_IDLE: usize = 64;
 /// Statements kept prepared per connection: the store has a few dozen distinct ones.
 const STATEMENT_CACHE: usize = 128;
 
-/// The connections of one SQLite file.
+/// The connections of one SQLite database.
 #[derive(Debug)]
 pub struct Connections {
+    /// Its file, or the URI of a database in memory.
     path: PathBuf,
+    flags: OpenFlags,
     idle: Mutex<Vec<Connection>>,
 }
 
 impl Connections {
     /// The connections of the database file at `path` (created and migrated by sqlx already).
     pub fn new(path: PathBuf) -> Arc<Self> {
+        Self::with_flags(path, OpenFlags::empty())
+    }
+
+    /// The connections of the shared-cache database in memory named `name` (created and
+    /// migrated by sqlx already, whose pool keeps it alive).
+    pub fn in_memory(name: &str) -> Arc<Self> {
+        Self::with_flags(
+            PathBuf::from(format!("file:{name}?mode=memory&cache=shared")),
+            OpenFlags::SQLITE_OPEN_URI,
+        )
+    }
+
+    fn with_flags(path: PathBuf, flags: OpenFlags) -> Arc<Self> {
         Arc::new(Self {
             path,
+            flags,
             idle: Mutex::default(),
         })
     }
@@ -59,7 +74,7 @@ impl Connections {
     fn open(&self) -> Result<Connection> {
         let connection = Connection::open_with_flags(
             &self.path,
-            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX | self.flags,
         )
         .map_err(sorted)?;
         connection.execute_batch(PRAGMAS).map_err(sorted)?;
@@ -139,31 +154,7 @@ impl Transaction {
 
     /// Runs one statement and returns its rows.
     pub fn execute(&self, statement: &Statement) -> Result<Vec<Row>> {
-        let sql = statement.sql(rental_store_sql::Dialect::Sqlite);
-        let mut prepared = self.connection().prepare_cached(&sql).map_err(sorted)?;
-        for (position, value) in statement.params.iter().enumerate() {
-            let index = position + 1;
-            match value {
-                Value::Int(v) => prepared.raw_bind_parameter(index, v),
-                Value::Text(v) => prepared.raw_bind_parameter(index, v.as_str()),
-                Value::Blob(v) => prepared.raw_bind_parameter(index, v.as_slice()),
-            }
-            .map_err(sorted)?;
-        }
-        let mut rows = prepared.raw_query();
-        let mut read = Vec::new();
-        while let Some(row) = rows.next().map_err(sorted)? {
-            let values = rental_store_sql::read_row(statement.columns, |i, kind| {
-                column(row.get_ref(i)?, kind).ok_or(rusqlite::Error::InvalidColumnType(
-                    i,
-                    String::new(),
-                    row.get_ref(i)?.data_type(),
-                ))
-            })
-            .map_err(sorted)?;
-            read.push(values);
-        }
-        Ok(read)
+        rental_store_sql::embedded::execute(self.connection(), statement).map_err(sorted)
     }
 
     /// Commits; on failure the transaction is rolled back when dropped.
@@ -184,18 +175,6 @@ impl Drop for Transaction {
                 self.home.give_back(connection);
             }
         }
-    }
-}
-
-/// One column as the shared rules read it, when it has the expected type.
-fn column(value: ValueRef<'_>, kind: Column) -> Option<Value> {
-    match (kind, value) {
-        (Column::Int, ValueRef::Integer(v)) => Some(Value::Int(v)),
-        (Column::Text, ValueRef::Text(v)) => std::str::from_utf8(v)
-            .ok()
-            .map(|text| Value::Text(text.to_owned())),
-        (Column::Blob, ValueRef::Blob(v)) => Some(Value::Blob(v.to_vec())),
-        _ => None,
     }
 }
 
