@@ -10,7 +10,6 @@ pub mod wit;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
@@ -28,7 +27,7 @@ use wasmtime_wasi_http::p2::bindings::http::types::Scheme;
 use wasmtime_wasi_http::{WasiHttp, WasiHttpView as _};
 
 pub use registry::{Build, ComponentStats};
-pub use state::{Caller, HostState, RequestContext};
+pub use state::{Caller, HostState, MemoryWatch, RequestContext};
 
 pub use fairness::CpuShare;
 use fairness::Pacer;
@@ -100,6 +99,20 @@ pub enum Outcome {
     /// The tenant had [`Limits::tenant_instances`] running, and none ended in time: not
     /// started.
     Busy,
+}
+
+/// What one run of a component used against its limits.
+#[derive(Debug, Clone, Copy)]
+pub struct Usage {
+    /// Wall time of the run, from asking for its tenant's seat to its outcome (the store's
+    /// instantiation included).
+    pub elapsed: Duration,
+    /// The request deadline it ran under.
+    pub deadline: Duration,
+    /// The largest size one of its linear memories had, in bytes.
+    pub memory_peak: usize,
+    /// The memory limit of one linear memory, in bytes.
+    pub memory_limit: usize,
 }
 
 impl Outcome {
@@ -267,10 +280,35 @@ impl Runtime {
     /// platform offers to `name` and exports
     /// `wasi:http/incoming-handler`. Returns its sha256.
     pub fn check(&self, name: PlatformComponent, wasm: &[u8]) -> anyhow::Result<String> {
+        self.compile_and_link(name, wasm).map(|(sha256, _)| sha256)
+    }
+
+    /// [`Self::check`], keeping what it linked: a component file ready to serve requests as
+    /// `name` outside any tenant's assignments (`rentald component run`). Counted in the
+    /// metrics as a tenant's build, since it is not the platform's loaded default.
+    pub fn check_to_serve(
+        &self,
+        name: PlatformComponent,
+        wasm: &[u8],
+    ) -> anyhow::Result<(String, Serving)> {
+        let (sha256, loaded) = self.compile_and_link(name, wasm)?;
+        let serving = Serving {
+            loaded: Arc::new(loaded),
+            build: Build::Tenant,
+        };
+        Ok((sha256, serving))
+    }
+
+    /// What [`Self::check`] does: the sha256 and the linked component.
+    fn compile_and_link(
+        &self,
+        name: PlatformComponent,
+        wasm: &[u8],
+    ) -> anyhow::Result<(String, LoadedComponent)> {
         explain::require_component(wasm)?;
         let (sha256, component) = self.cache.component(&self.engine, wasm)?;
-        self.link(name, &component)?;
-        Ok(sha256)
+        let loaded = self.link(name, &component)?;
+        Ok((sha256, loaded))
     }
 
     /// Links a compiled component against the world of `name`.
@@ -421,6 +459,52 @@ impl Runtime {
         B: hyper::body::Body<Data = Bytes> + Send + 'static,
         B::Error: Into<wasmtime_wasi_http::Error>,
     {
+        self.handle_measured(component, storage, request, http_request)
+            .await
+            .0
+    }
+
+    /// [`Self::handle`], and what the run used against its limits.
+    pub async fn handle_measured<B>(
+        &self,
+        component: &Serving,
+        storage: Storage,
+        request: RequestContext,
+        http_request: http::Request<B>,
+    ) -> (Outcome, Usage)
+    where
+        B: hyper::body::Body<Data = Bytes> + Send + 'static,
+        B::Error: Into<wasmtime_wasi_http::Error>,
+    {
+        let memory = Arc::new(MemoryWatch::default());
+        let mut usage = Usage {
+            elapsed: Duration::ZERO,
+            deadline: self.limits.deadline,
+            memory_peak: 0,
+            memory_limit: self.limits.memory_bytes,
+        };
+        let started = Instant::now();
+        let outcome = self
+            .run(component, storage, request, http_request, memory.clone())
+            .await;
+        usage.elapsed = started.elapsed();
+        usage.memory_peak = memory.peak();
+        (outcome, usage)
+    }
+
+    /// Runs the request in a fresh store whose memories `memory` watches.
+    async fn run<B>(
+        &self,
+        component: &Serving,
+        storage: Storage,
+        request: RequestContext,
+        http_request: http::Request<B>,
+        memory: Arc<MemoryWatch>,
+    ) -> Outcome
+    where
+        B: hyper::body::Body<Data = Bytes> + Send + 'static,
+        B::Error: Into<wasmtime_wasi_http::Error>,
+    {
         let deadline = self.limits.deadline;
         let name = request.component;
         let clock = self.pacer.clock(&request.tenant.slug);
@@ -430,7 +514,6 @@ impl Runtime {
             return Outcome::Busy;
         };
         let stderr = MemoryOutputPipe::new(GUEST_STDERR_BYTES);
-        let memory_refused = Arc::new(AtomicBool::new(false));
         let mut store = Store::new(
             &self.engine,
             HostState::new(
@@ -440,7 +523,7 @@ impl Runtime {
                 self.limits.bank_timeout(),
                 self.limits.write_deadline,
                 stderr.clone(),
-                memory_refused.clone(),
+                memory.clone(),
             ),
         );
         store.limiter(|state| &mut state.limits);
@@ -528,7 +611,7 @@ impl Runtime {
                     Ok(Ok(Ok(()))) => {
                         Outcome::Trap(anyhow::anyhow!("guest returned without a response"))
                     }
-                    Ok(Ok(Err(trap))) if memory_refused.load(Ordering::Relaxed) => {
+                    Ok(Ok(Err(trap))) if memory.refused() => {
                         Outcome::Trap(anyhow::Error::from(trap).context(format!(
                             "the component reached its memory limit of {} MiB \
                              (--memory-limit-mib)",

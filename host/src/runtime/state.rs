@@ -1,7 +1,7 @@
 //! What a store holds for one request.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use rental_domain::Language;
@@ -51,11 +51,34 @@ pub struct HostState {
     write_deadline: Duration,
 }
 
-/// A store's limits, which also note when a memory was refused growth, so that the trap that
-/// usually follows (an allocation failing inside the guest) can be told as the memory limit.
+/// A store's limits, which also note in a [`MemoryWatch`] how its memories grew.
 pub struct GuestLimits {
     store: StoreLimits,
-    memory_refused: Arc<AtomicBool>,
+    memory: Arc<MemoryWatch>,
+}
+
+/// What a store's linear memories did against the memory limit, noted as they grow and read
+/// by the runtime once the guest has run (the store may be gone by then).
+#[derive(Debug, Default)]
+pub struct MemoryWatch {
+    /// A memory was refused growth: the trap that usually follows (an allocation failing
+    /// inside the guest) is then told as the memory limit.
+    refused: AtomicBool,
+    /// The largest size, in bytes, a memory of the store was allowed to have. The limit is
+    /// per memory, so this is the figure to hold against it.
+    peak: AtomicUsize,
+}
+
+impl MemoryWatch {
+    /// Whether a memory was refused growth.
+    pub fn refused(&self) -> bool {
+        self.refused.load(Ordering::Relaxed)
+    }
+
+    /// The largest size a memory was allowed to have, in bytes.
+    pub fn peak(&self) -> usize {
+        self.peak.load(Ordering::Relaxed)
+    }
 }
 
 impl ResourceLimiter for GuestLimits {
@@ -66,8 +89,10 @@ impl ResourceLimiter for GuestLimits {
         maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
         let allowed = self.store.memory_growing(current, desired, maximum)?;
-        if !allowed {
-            self.memory_refused.store(true, Ordering::Relaxed);
+        if allowed {
+            self.memory.peak.fetch_max(desired, Ordering::Relaxed);
+        } else {
+            self.memory.refused.store(true, Ordering::Relaxed);
         }
         Ok(allowed)
     }
@@ -105,7 +130,7 @@ impl HostState {
         bank_timeout: Duration,
         write_deadline: Duration,
         stderr: MemoryOutputPipe,
-        memory_refused: Arc<AtomicBool>,
+        memory: Arc<MemoryWatch>,
     ) -> Self {
         let mut table = ResourceTable::new();
         table.set_max_capacity(MAX_RESOURCES);
@@ -123,7 +148,7 @@ impl HostState {
                     .tables(16)
                     .memories(4)
                     .build(),
-                memory_refused,
+                memory,
             },
             request,
             storage,
