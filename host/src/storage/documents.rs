@@ -6,12 +6,14 @@
 //! module runs them, on PostgreSQL through sqlx, on SQLite on the request's own thread
 //! ([`super::sqlite`]), and sorts database errors.
 
+use std::collections::BTreeMap;
+
 use rental_domain::store::Record;
 use rental_store_sql::{Column, Plan, Row, Scope, Statement, Step, Value};
 use sqlx::any::AnyRow;
 use sqlx::{Any, Row as _};
 
-use super::{Result, Storage, now_micros, sqlite};
+use super::{Result, Storage, now_micros, read_rows, sqlite};
 
 pub use rental_store_sql::{Document, Entry, Expect, Index, Mode, Range, Scan};
 
@@ -58,6 +60,24 @@ impl Storage {
         let plan = tx.scope.put_records(records);
         tx.run(plan).await?;
         tx.commit().await
+    }
+}
+
+/// A document's place: its collection and id.
+pub type DocumentKey = (String, String);
+
+impl Storage {
+    /// The revision of every document of a tenant, read outside the document store's
+    /// transactions: for the operator's tools, which compare them before and after a request.
+    pub async fn document_revisions(&self, tenant: &str) -> Result<BTreeMap<DocumentKey, i64>> {
+        let rows = sqlx::query("SELECT collection, id, revision FROM documents WHERE tenant = $1")
+            .bind(tenant)
+            .fetch_all(self.pool())
+            .await?;
+        let revisions = read_rows(&rows, |row| {
+            Ok(((row.try_get(0)?, row.try_get(1)?), row.try_get(2)?))
+        })?;
+        Ok(revisions.into_iter().collect())
     }
 }
 

@@ -161,15 +161,12 @@ impl Storage {
     /// up to date.
     pub async fn open(url: &str) -> anyhow::Result<Self> {
         sqlx::any::install_default_drivers();
-        let backend = Backend::from_url(url)?;
-        let mut sqlite_file = None;
-        let options = match backend {
+        match Backend::from_url(url)? {
             Backend::Sqlite => {
                 let path = url
                     .trim_start_matches("sqlite://")
                     .trim_start_matches("sqlite:");
                 let path = path.split('?').next().unwrap_or(path);
-                sqlite_file = Some(PathBuf::from(path));
                 if let Some(dir) = Path::new(path)
                     .parent()
                     .filter(|d| !d.as_os_str().is_empty())
@@ -186,16 +183,47 @@ impl Storage {
                 } else {
                     format!("{url}?mode=rwc")
                 };
-                AnyConnectOptions::from_str(&url)?
+                let connections = sqlite::Connections::new(PathBuf::from(path));
+                Self::connect(&url, Backend::Sqlite, Some(connections), false).await
             }
-            Backend::Postgres => AnyConnectOptions::from_str(url)?,
-        };
-        let pool = AnyPoolOptions::new()
+            Backend::Postgres => Self::connect(url, Backend::Postgres, None, false).await,
+        }
+    }
+
+    /// A new, migrated SQLite database in this process's memory, gone with the process: no
+    /// file, no server (`rentald component run`). It is named and in shared-cache mode, so
+    /// that sqlx's pool and the document store's own connections all open the same one; the
+    /// pool keeps its connections for as long as it lives, so that the database does.
+    pub async fn open_in_memory() -> anyhow::Result<Self> {
+        sqlx::any::install_default_drivers();
+        let name = format!("rentald-{}", uuid::Uuid::new_v4().simple());
+        let url = format!("sqlite:file:{name}?mode=memory&cache=shared");
+        let connections = sqlite::Connections::in_memory(&name);
+        Self::connect(&url, Backend::Sqlite, Some(connections), true).await
+    }
+
+    /// Opens the pool on `url` and migrates; `sqlite` are the document store's connections to
+    /// the same database; `keep` keeps the pool's connections open for its whole life.
+    async fn connect(
+        url: &str,
+        backend: Backend,
+        sqlite: Option<Arc<sqlite::Connections>>,
+        keep: bool,
+    ) -> anyhow::Result<Self> {
+        let options = AnyConnectOptions::from_str(url)?;
+        let mut pool = AnyPoolOptions::new()
             .max_connections(match backend {
                 Backend::Sqlite => 8,
                 Backend::Postgres => 32,
             })
-            .acquire_timeout(Duration::from_secs(5))
+            .acquire_timeout(Duration::from_secs(5));
+        if keep {
+            pool = pool
+                .min_connections(1)
+                .idle_timeout(None)
+                .max_lifetime(None);
+        }
+        let pool = pool
             .after_connect(move |conn, _| {
                 Box::pin(async move {
                     if backend == Backend::Sqlite {
@@ -213,7 +241,8 @@ impl Storage {
             .await
             .with_context(|| format!("connecting to {}", redact(url)))?;
         if backend == Backend::Sqlite {
-            // WAL lets readers proceed while one writer commits; the mode is kept in the file.
+            // WAL lets readers proceed while one writer commits; the mode is kept in the file
+            // (a database in memory keeps its own journal mode, `memory`).
             pool.execute("PRAGMA journal_mode = WAL").await?;
         }
         let migrator = match backend {
@@ -229,7 +258,7 @@ impl Storage {
             backend,
             writer: Arc::default(),
             tenant_cache: Arc::default(),
-            sqlite: sqlite_file.map(sqlite::Connections::new),
+            sqlite,
         })
     }
 
