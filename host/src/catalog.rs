@@ -15,14 +15,9 @@ use crate::storage::documents::{Mode, Range, Scan};
 const PAGE: u32 = 500;
 
 /// Validates `file` against the tenant's catalogue and writes the merged catalogue in one
-/// transaction; on any error nothing is written.
+/// transaction, and says what the catalogue holds; on any error nothing is written.
 pub async fn import(storage: &Storage, tenant: &str, file: &Path) -> anyhow::Result<()> {
-    storage.require_tenant(tenant).await?;
-    let bytes = std::fs::read(file).with_context(|| format!("reading {}", file.display()))?;
-    let text = catalog::decode(&bytes)?;
-    let catalogue = catalog::import(text, stored(storage, tenant).await?)?;
-    let records = catalogue.records()?;
-    storage.put_records(tenant, &records).await?;
+    let catalogue = load(storage, tenant, file).await?;
     let counts: Vec<String> = Kind::ALL
         .iter()
         .map(|kind| format!("{} {kind}", catalogue.count(*kind)))
@@ -33,6 +28,17 @@ pub async fn import(storage: &Storage, tenant: &str, file: &Path) -> anyhow::Res
         counts.join(", ")
     );
     Ok(())
+}
+
+/// What [`import`] does, printing nothing: the merged catalogue, written.
+pub async fn load(storage: &Storage, tenant: &str, file: &Path) -> anyhow::Result<Catalog> {
+    storage.require_tenant(tenant).await?;
+    let bytes = std::fs::read(file).with_context(|| format!("reading {}", file.display()))?;
+    let text = catalog::decode(&bytes)?;
+    let catalogue = catalog::import(text, stored(storage, tenant).await?)?;
+    let records = catalogue.records()?;
+    storage.put_records(tenant, &records).await?;
+    Ok(catalogue)
 }
 
 /// Writes the tenant's catalogue to `output`, or to standard output.

@@ -39,7 +39,7 @@ const BUSY_RETRY_SECS: u64 = 1;
 
 /// Why the front door answered a request itself, instead of a component.
 #[derive(Debug)]
-enum Rejection {
+pub(crate) enum Rejection {
     /// Two Host headers, or a host naming no tenant under the base domain: 400.
     BadHost,
     /// No such tenant (or a disabled one), or no such path: 404.
@@ -82,7 +82,7 @@ impl Rejection {
     }
 
     /// The answer; an error body carries the request's correlation id.
-    fn response(self, correlation_id: &str) -> Response<Body> {
+    pub(crate) fn response(self, correlation_id: &str) -> Response<Body> {
         match self {
             Self::BadHost | Self::BadBody => empty(StatusCode::BAD_REQUEST),
             Self::NotFound => empty(StatusCode::NOT_FOUND),
@@ -207,9 +207,7 @@ impl App {
             .route(request, peer, &mut served)
             .instrument(span.clone())
             .await;
-        if let Ok(value) = HeaderValue::from_str(&served.correlation_id) {
-            response.headers_mut().insert(CORRELATION_HEADER, value);
-        }
+        stamp_correlation_id(&mut response, &served.correlation_id);
         let status = response.status().as_u16();
         let elapsed = started.elapsed();
         self.metrics
@@ -266,19 +264,17 @@ impl App {
             served.set_endpoint(format!("{} {}", Method::POST, routes::TOKEN_PATH), None);
             return self.token(request, &cached, peer).await;
         }
-        let route = route(&request)?;
+        let route = route(request.method(), request.uri().path())?;
         served.set_endpoint(
             format!("{} {}", route.method, route.path),
             Some(route.component),
         );
         let caller = self.caller(&request, &cached, route.access, &host).await?;
-        let language = language(&request, &cached.tenant)?;
+        let language = language(request.uri().query(), &cached.tenant)?;
         let (parts, body) = request.into_parts();
-        let largest = match route.access {
-            Access::Anonymous => MAX_ANONYMOUS_BODY,
-            Access::Permission(_) => MAX_BODY,
-        };
-        let body = self.read_body(&parts.headers, body, largest).await?;
+        let body = self
+            .read_body(&parts.headers, body, body_limit(route.access))
+            .await?;
         let context = RequestContext {
             tenant: cached.tenant.clone(),
             component: route.component,
@@ -473,23 +469,39 @@ fn host(request: &Request<Incoming>) -> Result<&str, Rejection> {
         .ok_or(Rejection::BadHost)
 }
 
-/// The platform route of the request's method and path.
-fn route(request: &Request<Incoming>) -> Result<&'static Route, Rejection> {
-    match routes::find(request.method(), request.uri().path()) {
+/// Marks a response with its request's correlation id.
+pub(crate) fn stamp_correlation_id<B>(response: &mut Response<B>, correlation_id: &str) {
+    if let Ok(value) = HeaderValue::from_str(correlation_id) {
+        response.headers_mut().insert(CORRELATION_HEADER, value);
+    }
+}
+
+/// The largest body a route accepts: a few kilobytes before anyone is authenticated.
+pub(crate) fn body_limit(access: Access) -> usize {
+    match access {
+        Access::Anonymous => MAX_ANONYMOUS_BODY,
+        Access::Permission(_) => MAX_BODY,
+    }
+}
+
+/// The platform route of a request's method and path.
+pub(crate) fn route(method: &Method, path: &str) -> Result<&'static Route, Rejection> {
+    match routes::find(method, path) {
         Matched::Route(route) => Ok(route),
         Matched::NotFound => Err(Rejection::NotFound),
         Matched::WrongMethod(allowed) => Err(Rejection::WrongMethod(allowed)),
     }
 }
 
-/// The response language: the `language` parameter, else the tenant's default.
-fn language(request: &Request<Incoming>, tenant: &Tenant) -> Result<Language, Rejection> {
+/// The response language: the `language` parameter of the request's query, else the tenant's
+/// default.
+pub(crate) fn language(query: Option<&str>, tenant: &Tenant) -> Result<Language, Rejection> {
     let default = tenant
         .settings
         .get("default_language")
         .and_then(|l| Language::parse(l))
         .unwrap_or(Language::En);
-    match query_param(request.uri().query(), "language") {
+    match query_param(query, "language") {
         None => Ok(default),
         Some(value) => Language::parse(&value).ok_or(Rejection::Api {
             status: StatusCode::BAD_REQUEST,
