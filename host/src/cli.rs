@@ -13,11 +13,12 @@ use crate::app::App;
 use crate::config::{Config, GlobalArgs, ServeArgs, Transport};
 use crate::connection::Gate;
 use crate::metrics::Metrics;
+use crate::runtime::{Caller, Serving};
 use crate::runtime::{Runtime, wit};
 use crate::server::Site;
 use crate::storage::Storage;
 use crate::storage::components::{Install, Rollback};
-use crate::{auth, catalog, queue, server, telemetry, tenancy, tls};
+use crate::{auth, catalog, component_run, queue, server, telemetry, tenancy, tls};
 
 #[derive(Debug, Parser)]
 #[command(name = "rentald", version, about = "The car-rental platform host")]
@@ -73,6 +74,13 @@ enum ComponentCommand {
         #[arg(long, value_name = "DIR")]
         cache_dir: Option<std::path::PathBuf>,
     },
+    /// Run one request through a component file as a platform component, as `serve` would
+    /// (checked as `check` does, with the same limits), with no server and no database left
+    /// behind: on a tenant `demo` in memory (the demo catalogue and bookings, or --data), as an
+    /// API user holding every permission. Prints the answer, every document and queue message
+    /// the request wrote, and its time and memory against the limits; fails when the component
+    /// traps or runs past its deadline.
+    Run(Box<component_run::RunArgs>),
     /// Write the WIT package this host offers to components (rental:platform and the WASI 0.2
     /// packages it uses) into DIR, to build a component against; no database.
     Wit {
@@ -271,6 +279,9 @@ impl Cli {
             );
             return Ok(());
         }
+        if let Command::Component(ComponentCommand::Run(args)) = self.command {
+            return run_component(&config, &args).await;
+        }
         if let Command::Component(ComponentCommand::Wit { dir }) = &self.command {
             wit::write(dir)?;
             println!(
@@ -340,8 +351,14 @@ impl Cli {
             Command::Component(ComponentCommand::Stored(command)) => {
                 component_command(&config, &storage, command).await
             }
-            Command::Component(ComponentCommand::Check { .. } | ComponentCommand::Wit { .. }) => {
-                unreachable!("component check and wit are answered before the database is opened")
+            Command::Component(
+                ComponentCommand::Check { .. }
+                | ComponentCommand::Run(_)
+                | ComponentCommand::Wit { .. },
+            ) => {
+                unreachable!(
+                    "component check, run and wit are answered before the database is opened"
+                )
             }
             Command::Catalog(CatalogCommand::Import { tenant, file }) => {
                 catalog::import(&storage, &tenant, &file).await
@@ -373,6 +390,27 @@ fn check_component(
     file: &std::path::Path,
     cache_dir: Option<std::path::PathBuf>,
 ) -> anyhow::Result<(Component, String)> {
+    let checked = check_file(config, name, file, cache_dir)?;
+    Ok((checked.component, checked.sha256))
+}
+
+/// A component file that passed `component check`, with the runtime that checked it.
+struct CheckedFile {
+    component: Component,
+    sha256: String,
+    /// It, ready to serve requests as `component`.
+    serving: Serving,
+    /// A runtime of the configuration's limits.
+    runtime: Runtime,
+}
+
+/// What [`check_component`] does, keeping the checked component and its runtime.
+fn check_file(
+    config: &Config,
+    name: &str,
+    file: &std::path::Path,
+    cache_dir: Option<std::path::PathBuf>,
+) -> anyhow::Result<CheckedFile> {
     let component: Component = name.parse()?;
     let wasm = std::fs::read(file).with_context(|| format!("reading {}", file.display()))?;
     let runtime = Runtime::new(
@@ -380,10 +418,58 @@ fn check_component(
         cache_dir.unwrap_or_else(|| config.cache_dir.clone()),
         Arc::new(Metrics::new()),
     )?;
-    let sha256 = runtime
-        .check(component, &wasm)
+    let (sha256, serving) = runtime
+        .check_to_serve(component, &wasm)
         .with_context(|| format!("{} refused as {component}", file.display()))?;
-    Ok((component, sha256))
+    Ok(CheckedFile {
+        component,
+        sha256,
+        serving,
+        runtime,
+    })
+}
+
+/// `component run`: the file checked, a tenant in memory, one request.
+async fn run_component(config: &Config, args: &component_run::RunArgs) -> anyhow::Result<()> {
+    let checked = check_file(config, &args.component, &args.file, args.cache_dir.clone())?;
+    let storage = Storage::open_in_memory().await?;
+    let caller = run_tenant(&storage, args.data.as_deref()).await?;
+    component_run::run(
+        &checked.runtime,
+        &checked.serving,
+        storage,
+        caller,
+        args,
+        &config.base_domain,
+    )
+    .await
+}
+
+/// The tenant of `component run`, as `tenant create --demo` makes it, or created empty and
+/// loaded from a catalogue file as `catalog import` loads it; and its API user holding every
+/// permission.
+async fn run_tenant(storage: &Storage, data: Option<&std::path::Path>) -> anyhow::Result<Caller> {
+    let slug = component_run::TENANT;
+    new_tenant(storage, slug).await?;
+    match data {
+        Some(file) => {
+            catalog::load(storage, slug, file).await?;
+        }
+        None => {
+            load_demo(storage, slug).await?;
+        }
+    }
+    let password = uuid::Uuid::new_v4().to_string();
+    let hash = tokio::task::spawn_blocking(move || auth::hash_password(&password)).await??;
+    let permissions: Vec<String> = PERMISSIONS.iter().map(|p| (*p).to_owned()).collect();
+    let user_id = storage
+        .create_user(slug, component_run::USER, &hash, &permissions)
+        .await?;
+    Ok(Caller {
+        user_id,
+        user_name: component_run::USER.to_owned(),
+        permissions,
+    })
 }
 
 async fn component_command(
@@ -538,23 +624,12 @@ fn read_stdin_line() -> anyhow::Result<String> {
 /// Creates a tenant and its signing key; with `demo`, the demo tenant and that many past
 /// bookings.
 async fn create_tenant(storage: &Storage, slug: &str, demo: Option<usize>) -> anyhow::Result<()> {
-    anyhow::ensure!(
-        tenancy::is_valid_slug(slug),
-        "invalid tenant slug {slug:?}: use [a-z0-9][a-z0-9-]{{0,62}}"
-    );
-    storage.create_tenant(slug).await?;
-    storage
-        .set_secret(slug, auth::SIGNING_KEY_SECRET, &auth::new_signing_key())
-        .await?;
+    new_tenant(storage, slug).await?;
     let Some(past) = demo else {
         println!("created tenant {slug}");
         return Ok(());
     };
-    let demo = rental_domain::demo::demo_tenant(chrono::Utc::now())?;
-    for (key, value) in &demo.settings {
-        storage.set_setting(slug, key, value).await?;
-    }
-    storage.put_records(slug, &demo.records).await?;
+    let demo = load_demo(storage, slug).await?;
     println!(
         "created tenant {slug} with {} demo records",
         demo.records.len()
@@ -563,6 +638,32 @@ async fn create_tenant(storage: &Storage, slug: &str, demo: Option<usize>) -> an
         load_past_bookings(storage, slug, demo.past_bookings(past)?).await?;
     }
     Ok(())
+}
+
+/// Creates an empty tenant and its signing key.
+async fn new_tenant(storage: &Storage, slug: &str) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        tenancy::is_valid_slug(slug),
+        "invalid tenant slug {slug:?}: use [a-z0-9][a-z0-9-]{{0,62}}"
+    );
+    storage.create_tenant(slug).await?;
+    storage
+        .set_secret(slug, auth::SIGNING_KEY_SECRET, &auth::new_signing_key())
+        .await?;
+    Ok(())
+}
+
+/// Writes the demo's settings and records into a tenant, and returns the demo.
+async fn load_demo(
+    storage: &Storage,
+    slug: &str,
+) -> anyhow::Result<rental_domain::demo::DemoTenant> {
+    let demo = rental_domain::demo::demo_tenant(chrono::Utc::now())?;
+    for (key, value) in &demo.settings {
+        storage.set_setting(slug, key, value).await?;
+    }
+    storage.put_records(slug, &demo.records).await?;
+    Ok(demo)
 }
 
 /// Past bookings written in transactions of [`PAST_BOOKINGS_BATCH`], with progress on

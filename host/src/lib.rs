@@ -9,6 +9,7 @@ mod bindings;
 mod capabilities;
 mod catalog;
 pub mod cli;
+mod component_run;
 mod config;
 mod connection;
 mod counted;

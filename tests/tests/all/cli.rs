@@ -17,13 +17,14 @@ fn rentald(args: &[&str], envs: &[(&str, &str)]) -> std::process::Output {
 }
 
 /// `rentald --data-dir DATA ARGS...`.
-fn rentald_in(data: &std::path::Path, args: &[&str]) -> std::process::Output {
+pub(crate) fn rentald_in(data: &std::path::Path, args: &[&str]) -> std::process::Output {
     let mut all = vec!["--data-dir", data.to_str().unwrap()];
     all.extend_from_slice(args);
     rentald(&all, &[])
 }
 
-fn text(output: &std::process::Output) -> String {
+/// Standard output, then standard error.
+pub(crate) fn text(output: &std::process::Output) -> String {
     format!(
         "{}{}",
         String::from_utf8_lossy(&output.stdout),
@@ -50,6 +51,7 @@ fn every_command_has_help() {
         &["component", "rollback", "--help"],
         &["component", "activate", "--help"],
         &["component", "check", "--help"],
+        &["component", "run", "--help"],
         &["component", "wit", "--help"],
     ] {
         let output = rentald(command, &[]);

@@ -8,6 +8,7 @@ mod booking;
 mod catalog;
 mod changes;
 mod cli;
+mod component_run;
 mod components;
 mod conformance;
 mod dev;
