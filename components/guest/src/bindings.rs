@@ -6,7 +6,7 @@
 
 wit_bindgen::generate!({
     world: "platform",
-    path: "../../wit",
+    path: "wit",
 });
 
 /// The webhook world's own imports, reusing the platform bindings above. A component only
@@ -15,7 +15,7 @@ wit_bindgen::generate!({
 pub(crate) mod webhook {
     wit_bindgen::generate!({
         world: "webhook-platform",
-        path: "../../wit",
+        path: "wit",
         with: {
             "rental:platform/context@0.1.0": crate::bindings::rental::platform::context,
             "rental:platform/store@0.1.0": crate::bindings::rental::platform::store,

@@ -1,12 +1,13 @@
 //! What the host knows about the request being served (`rental:platform/context`).
 //!
 //! Every value is fixed by the host before the component runs: the component can read it but
-//! never choose it. These functions call the host, so they only work inside a component.
+//! never choose it. These functions call the host: inside a component, the platform; in a
+//! native build, the current [`TestHost`](crate::testing::TestHost).
 
 use rental_domain::Language;
 use rental_domain::dates;
 
-use crate::bindings::rental::platform::context as wit;
+use crate::host::context as wit;
 
 /// The API user behind the request's bearer token.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -215,11 +215,18 @@ pub struct Export<H>(PhantomData<H>);
 
 impl<H: Handler> Guest for Export<H> {
     fn handle(request: IncomingRequest, response_out: ResponseOutparam) {
-        let response = Request::read(&request)
-            .and_then(answer::<H>)
-            .unwrap_or_else(Response::from);
-        with_correlation_id(response).send(response_out);
+        let response = match Request::read(&request) {
+            Ok(request) => respond::<H>(request),
+            Err(error) => with_correlation_id(Response::from(error)),
+        };
+        response.send(response_out);
     }
+}
+
+/// The response the component sends for `request`: `H`'s answer (or its error's body), with
+/// the correlation id.
+pub(crate) fn respond<H: Handler>(request: Request) -> Response {
+    with_correlation_id(answer::<H>(request).unwrap_or_else(Response::from))
 }
 
 /// `H`'s answer to `request`, or 405 with `Allow` when the platform serves its path with

@@ -32,17 +32,24 @@
 //! rental_guest::export_handler!(Component);
 //! ```
 //!
-//! Everything compiles natively as well, so components can unit-test their pure logic; calls
-//! that reach the host (the [`context`] functions, [`store::Transaction`]) only work inside
-//! a component.
+//! Everything compiles natively as well. There, the calls that reach the host (the [`context`]
+//! functions, [`store::Transaction`], [`random`]) are answered by a [`testing::TestHost`]: an
+//! in-memory host with the store's own rules, so a handler is tested with `cargo test` and no
+//! server.
+//!
+//! The crate carries the WIT package it binds to (`wit/`), so it builds outside this
+//! repository; `rentald component wit DIR` writes the same package as a running host offers it.
 
 mod bindings;
 pub mod comments;
 pub mod context;
 pub mod error;
+mod host;
 pub mod http;
 pub mod random;
 pub mod store;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod testing;
 #[cfg(feature = "webhook")]
 pub mod webhook;
 

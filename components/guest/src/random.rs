@@ -3,8 +3,7 @@
 /// `N` random bytes from the host's secure random source.
 pub fn bytes<const N: usize>() -> [u8; N] {
     let mut bytes = [0; N];
-    let random = wasip2::random::random::get_random_bytes(N as u64);
-    for (byte, random) in bytes.iter_mut().zip(random) {
+    for (byte, random) in bytes.iter_mut().zip(crate::host::random_bytes(N as u64)) {
         *byte = random;
     }
     bytes

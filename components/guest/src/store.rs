@@ -16,7 +16,7 @@ pub use rental_domain::store::{Expect, Mode};
 use rental_domain::{Bound, KeyPart, KeyRange, Stored};
 use serde::Serialize;
 
-use crate::bindings::rental::platform::store as wit;
+use crate::host::store as wit;
 
 /// How many times [`retry_on_conflict`] runs its closure before giving up.
 pub const MAX_ATTEMPTS: u32 = 5;
@@ -118,7 +118,7 @@ pub struct Document<T> {
 
 impl<T: Stored> Document<T> {
     /// Decodes a document read from the store.
-    fn decode(document: wit::Document) -> Result<Self, StoreError> {
+    pub(crate) fn decode(document: wit::Document) -> Result<Self, StoreError> {
         match serde_json::from_str(&document.body) {
             Ok(value) => Ok(Self {
                 id: document.id,

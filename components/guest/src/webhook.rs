@@ -9,8 +9,8 @@ use rental_domain::models::Booking;
 use rental_domain::payments::{ReconcileMessage, TOPIC};
 use rental_domain::store::KeyPart;
 
-use crate::bindings::webhook::rental::platform::{bank as wit_bank, secrets as wit_secrets};
 use crate::error::Error;
+use crate::host::{bank as wit_bank, secrets as wit_secrets};
 use crate::store::{Mode, Range, Transaction, retry_on_conflict};
 
 /// A tenant secret of this component. The host answers only names that start with the
