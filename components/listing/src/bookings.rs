@@ -18,33 +18,85 @@ use rental_domain::{
     IdCursor, KeyPart, PagedResult,
 };
 use rental_guest::context;
-use rental_guest::store::{Entry, Mode, Range, Scan, Transaction};
+use rental_guest::store::{Document, Entry, Mode, Range, Scan, Transaction};
 use rental_guest::{Error, Request, Response, json, retry_on_conflict};
 
+use crate::Rules;
 use crate::page::{self, page_by_id, store_limit, store_skip};
 
-/// `GET /api/bookings/list`: a page of [`BookingDescription`]s after the id cursor.
-pub fn list(request: &Request) -> Result<Response, Error> {
+/// `GET /api/bookings/list`: a page of [`BookingDescription`]s after the id cursor, without
+/// the bookings whose status `rules` hides.
+pub fn list(request: &Request, rules: &impl Rules) -> Result<Response, Error> {
     let query = BookingListQuery::parse(page::query(request))?;
+    let hidden = rules.hidden_statuses();
+    if query.status.is_some_and(|status| hidden.contains(&status)) {
+        return Ok(json(200, &query.page(0, [])));
+    }
     let page = retry_on_conflict(|| {
         let tx = Transaction::begin(Mode::ReadOnly)?;
         match query.updated_since {
-            None => list_by_index(&tx, &query),
-            Some(since) => list_updated(&tx, &query, since),
+            None => list_by_index(&tx, &query, hidden),
+            Some(since) => list_updated(&tx, &query, since, hidden),
         }
     })?;
     Ok(json(200, &page))
 }
 
-/// The booking list without `updatedSince`: one scan from the cursor, one count.
+/// The booking list without `updatedSince`: one scan from the cursor, one count. With hidden
+/// statuses, `Total` is the count less theirs (counted indexes: one row each), and the page
+/// reads on past the hidden bookings until it is full.
 fn list_by_index(
     tx: &Transaction,
     query: &BookingListQuery,
+    hidden: &[BookingStatus],
 ) -> Result<PagedResult<BookingDescription>, Error> {
     let (matching, page) = index_plan(query);
-    let total = page::total(tx.count(&matching)?);
-    let bookings = tx.scan(&page)?;
-    Ok(query.page(total, bookings.iter().map(|document| &document.value)))
+    let mut total = tx.count(&matching)?;
+    if query.status.is_none() {
+        for status in hidden {
+            total = total.saturating_sub(tx.count(&Range::<Booking>::prefix(
+                bookings::BY_STATUS,
+                vec![KeyPart::Int(status.code().into())],
+            ))?);
+        }
+    }
+    let bookings = if hidden.is_empty() {
+        tx.scan(&page)?
+    } else {
+        scan_shown(tx, &page, store_limit(query.limit), hidden)?
+    };
+    Ok(query.page(
+        page::total(total),
+        bookings.iter().map(|document| &document.value),
+    ))
+}
+
+/// The first `limit` bookings of `page` whose status is not hidden, reading further pages
+/// past the hidden ones.
+fn scan_shown(
+    tx: &Transaction,
+    page: &Scan<Booking>,
+    limit: u32,
+    hidden: &[BookingStatus],
+) -> Result<Vec<Document<Booking>>, Error> {
+    let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+    let mut shown = Vec::new();
+    let mut skip = 0;
+    loop {
+        let read = tx.scan(&page.clone().skip(skip))?;
+        if read.is_empty() {
+            return Ok(shown);
+        }
+        skip = skip.saturating_add(u32::try_from(read.len()).unwrap_or(u32::MAX));
+        shown.extend(
+            read.into_iter()
+                .filter(|document| !hidden.contains(&document.value.current_status)),
+        );
+        if shown.len() >= limit {
+            shown.truncate(limit);
+            return Ok(shown);
+        }
+    }
 }
 
 /// What the booking list without `updatedSince` reads ([`BookingListQuery::index_reads`]):
@@ -65,22 +117,24 @@ fn list_updated(
     tx: &Transaction,
     query: &BookingListQuery,
     since: DateTime<Utc>,
+    hidden: &[BookingStatus],
 ) -> Result<PagedResult<BookingDescription>, Error> {
     let entries = tx.all_keys(&Range::<Booking>::new(
         BY_UPDATED,
         bookings::updated_after(since),
     ))?;
-    let (total, ids) = select_updated(query, &entries)?;
+    let (total, ids) = select_updated(query, &entries, hidden)?;
     let bookings = tx.get_many::<Booking>(&ids)?;
     Ok(query.page(total, bookings.iter().map(|document| &document.value)))
 }
 
 /// From the `updated` entries after `updatedSince`: `Total` (every entry that passes the
-/// filters, whatever the cursor) and the document ids of the page (after the cursor, by Id in
-/// the cursor's direction, at most `limit`).
+/// filters and is not hidden, whatever the cursor) and the document ids of the page (after
+/// the cursor, by Id in the cursor's direction, at most `limit`).
 fn select_updated(
     query: &BookingListQuery,
     entries: &[Entry],
+    hidden: &[BookingStatus],
 ) -> Result<(i64, Vec<String>), Error> {
     let filters_only = BookingListQuery {
         cursor: IdCursor::Newest,
@@ -91,7 +145,7 @@ fn select_updated(
     for entry in entries {
         let (updated_on, status, id) = updated_key(entry)?;
         let updated_on = Some(updated_on.fixed_offset());
-        if filters_only.admits(id, status, updated_on) {
+        if !hidden.contains(&status) && filters_only.admits(id, status, updated_on) {
             total += 1;
             if query.admits(id, status, updated_on) {
                 page.push((id, entry.id.clone()));
