@@ -46,7 +46,7 @@ struct Payment {
     currency: String,
 }
 
-struct BankOne;
+pub struct BankOne;
 
 impl Handler for BankOne {
     fn handle(request: Request) -> Result<Response, Error> {
@@ -57,6 +57,7 @@ impl Handler for BankOne {
     }
 }
 
+#[cfg(feature = "component")]
 rental_guest::export_handler!(BankOne);
 
 fn webhook(request: &Request) -> Result<Response, Error> {

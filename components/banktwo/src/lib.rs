@@ -46,7 +46,7 @@ struct Notification {
     currency: Option<String>,
 }
 
-struct BankTwo;
+pub struct BankTwo;
 
 impl Handler for BankTwo {
     fn handle(request: Request) -> Result<Response, Error> {
@@ -57,6 +57,7 @@ impl Handler for BankTwo {
     }
 }
 
+#[cfg(feature = "component")]
 rental_guest::export_handler!(BankTwo);
 
 /// Whether `sent` is the secret. Both sides are hashed first, so the comparison takes the

@@ -27,7 +27,7 @@ mod update;
 use rental_guest::{Error, Handler, Request, Response};
 
 /// The component's handler.
-struct Booking;
+pub struct Booking;
 
 impl Handler for Booking {
     fn handle(request: Request) -> Result<Response, Error> {
@@ -35,6 +35,7 @@ impl Handler for Booking {
     }
 }
 
+#[cfg(feature = "component")]
 rental_guest::export_handler!(Booking);
 
 /// Serves one request by its method and path; anything else is 404 with no body.

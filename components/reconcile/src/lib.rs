@@ -35,7 +35,7 @@ enum Outcome {
     Refused(String),
 }
 
-struct Reconcile;
+pub struct Reconcile;
 
 impl Handler for Reconcile {
     fn handle(request: Request) -> Result<Response, Error> {
@@ -68,6 +68,7 @@ impl Handler for Reconcile {
     }
 }
 
+#[cfg(feature = "component")]
 rental_guest::export_handler!(Reconcile);
 
 /// 422 with the reason the message can never be credited.

@@ -17,7 +17,7 @@ use rental_guest::store::{Expect, Mode, Transaction};
 use rental_guest::{Error, Handler, Request, Response, comments, json, retry_on_conflict};
 
 /// The component's handler.
-struct SelfCheckin;
+pub struct SelfCheckin;
 
 impl Handler for SelfCheckin {
     fn handle(request: Request) -> Result<Response, Error> {
@@ -25,6 +25,7 @@ impl Handler for SelfCheckin {
     }
 }
 
+#[cfg(feature = "component")]
 rental_guest::export_handler!(SelfCheckin);
 
 /// Serves one request by its method and path; anything else is 404 with no body.
