@@ -238,12 +238,70 @@ fn print_response(out: &mut impl Write, response: &Response<Bytes>) -> anyhow::R
     if body.is_empty() {
         return Ok(());
     }
-    match serde_json::from_slice::<serde_json::Value>(body) {
-        Ok(json) => writeln!(out, "{}", serde_json::to_string_pretty(&json)?)?,
-        Err(_) => writeln!(out, "{}", String::from_utf8_lossy(body))?,
+    match pretty_json(body) {
+        Some(pretty) => out.write_all(&pretty)?,
+        None => out.write_all(body)?,
     }
     writeln!(out)?;
+    writeln!(out)?;
     Ok(())
+}
+
+/// A JSON body indented, its members in the order the component wrote them and its numbers
+/// as written; `None` when it is not JSON. The text is re-indented, not re-encoded.
+fn pretty_json(body: &[u8]) -> Option<Vec<u8>> {
+    serde_json::from_slice::<serde::de::IgnoredAny>(body).ok()?;
+    let mut pretty = Vec::with_capacity(body.len() * 2);
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    let newline = |pretty: &mut Vec<u8>, depth: usize| {
+        pretty.push(b'\n');
+        pretty.resize(pretty.len() + 2 * depth, b' ');
+    };
+    let mut bytes = body.iter().copied().peekable();
+    while let Some(byte) = bytes.next() {
+        if in_string {
+            pretty.push(byte);
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match byte {
+            b' ' | b'\t' | b'\n' | b'\r' => {}
+            b'"' => {
+                in_string = true;
+                pretty.push(byte);
+            }
+            b'{' | b'[' => {
+                pretty.push(byte);
+                while bytes.next_if(u8::is_ascii_whitespace).is_some() {}
+                if let Some(close @ (b'}' | b']')) = bytes.peek().copied() {
+                    pretty.push(close);
+                    bytes.next();
+                } else {
+                    depth += 1;
+                    newline(&mut pretty, depth);
+                }
+            }
+            b'}' | b']' => {
+                depth = depth.saturating_sub(1);
+                newline(&mut pretty, depth);
+                pretty.push(byte);
+            }
+            b',' => {
+                pretty.push(byte);
+                newline(&mut pretty, depth);
+            }
+            b':' => pretty.extend_from_slice(b": "),
+            _ => pretty.push(byte),
+        }
+    }
+    Some(pretty)
 }
 
 /// What the store held of the tenant: its documents' revisions and its queue's messages.
@@ -339,6 +397,30 @@ mod tests {
         let mut out = Vec::new();
         print_writes(&mut out, before, after).unwrap();
         String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn json_bodies_are_indented_as_written() {
+        let body = br#"{"Id":3,"Price":588.00,"Name":"a \"b\", {c}","Empty":[],"Nested":{ },"List":[1,{"A":null}]}"#;
+        let pretty = String::from_utf8(pretty_json(body).unwrap()).unwrap();
+        assert_eq!(
+            pretty,
+            r#"{
+  "Id": 3,
+  "Price": 588.00,
+  "Name": "a \"b\", {c}",
+  "Empty": [],
+  "Nested": {},
+  "List": [
+    1,
+    {
+      "A": null
+    }
+  ]
+}"#
+        );
+        assert_eq!(pretty_json(b"not json"), None);
+        assert_eq!(pretty_json(b"{\"Id\":"), None);
     }
 
     #[test]
