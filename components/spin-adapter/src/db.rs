@@ -4,7 +4,9 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use rental_store_sql::{Column, Dialect, Mode, Plan, Row, Scope, Statement, StoreError, Value};
+use rental_store_sql::{
+    Column, Dialect, Driver, Mode, Plan, Row, Scope, Statement, StoreError, Value,
+};
 
 use crate::bindings::fermyon::spin::sqlite::{self, Connection};
 
@@ -41,6 +43,13 @@ thread_local! {
 pub struct Database {
     connection: Connection,
     tenant: String,
+}
+
+/// Runs a shared plan to its end.
+impl Driver for Database {
+    fn run<T>(&self, plan: Plan<T>) -> Result<T, StoreError> {
+        plan.run(|statement| self.execute(statement))
+    }
 }
 
 impl Database {
@@ -109,11 +118,6 @@ impl Database {
             &statement.params,
             statement.columns,
         )
-    }
-
-    /// Runs a shared plan to its end.
-    pub fn run<T>(&self, plan: Plan<T>) -> Result<T, StoreError> {
-        plan.run(|statement| self.execute(statement))
     }
 
     /// Opens a transaction of `mode`.

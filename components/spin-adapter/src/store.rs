@@ -1,10 +1,9 @@
 //! `rental:platform/store` on Spin's SQLite: every operation is a plan of the shared store
 //! rules (`rental_store_sql`), the same statements `rentald` runs.
 
-use std::cell::{Cell, RefCell};
-use std::rc::Rc;
+use std::cell::Cell;
 
-use rental_store_sql::{self as sql, Mode, OneTransaction, Scope};
+use rental_store_sql::{self as sql, Driver as _, Mode, OneTransaction, OpenTransaction, Scope};
 
 use crate::Adapter;
 use crate::bindings::exports::rental::platform::store::{self as wit, StoreError};
@@ -32,7 +31,7 @@ fn slot<T>(change: impl FnOnce(&mut OneTransaction) -> T) -> T {
 
 /// An open transaction: its connection and its scope (tenant and mode), until commit.
 pub struct Transaction {
-    open: RefCell<Option<(Rc<Database>, Scope)>>,
+    open: OpenTransaction<Database>,
 }
 
 impl Transaction {
@@ -42,17 +41,13 @@ impl Transaction {
         build: impl FnOnce(&Scope) -> sql::Plan<T>,
         map: impl FnOnce(T) -> U,
     ) -> Result<U, StoreError> {
-        let open = self.open.borrow();
-        let Some((db, scope)) = open.as_ref() else {
-            return Err(guest_error(sql::StoreError::committed()));
-        };
-        db.run(build(scope)).map(map).map_err(guest_error)
+        self.open.run(build).map(map).map_err(guest_error)
     }
 }
 
 impl Drop for Transaction {
     fn drop(&mut self) {
-        if let Some((db, _)) = self.open.get_mut().take() {
+        if let Some(db) = self.open.end() {
             db.rollback();
             slot(OneTransaction::end);
         }
@@ -73,7 +68,7 @@ impl wit::Guest for Adapter {
             guest_error(error)
         })?;
         Ok(wit::Transaction::new(Transaction {
-            open: RefCell::new(Some((db, scope))),
+            open: OpenTransaction::new(db, scope),
         }))
     }
 }
@@ -157,7 +152,7 @@ impl wit::GuestTransaction for Transaction {
     }
 
     fn commit(&self) -> Result<(), StoreError> {
-        let Some((db, _)) = self.open.borrow_mut().take() else {
+        let Some(db) = self.open.end() else {
             return Err(guest_error(sql::StoreError::committed()));
         };
         slot(OneTransaction::end);

@@ -19,6 +19,7 @@
 pub mod embedded;
 mod error;
 pub mod keys;
+mod open;
 mod plan;
 mod store;
 mod wit;
@@ -28,6 +29,7 @@ mod wit;
 pub use rental_domain as domain;
 
 pub use error::{OneTransaction, StoreError};
+pub use open::{Driver, OpenTransaction};
 pub use plan::{Column, Dialect, Outcome, Plan, Row, Statement, Step, Value};
 pub use store::{
     Document, Entry, Expect, Index, MAX_GET_MANY, MAX_KEYS, MAX_SCAN, Mode, Range, Scan, Scope,

@@ -39,10 +39,7 @@ pub mod context {
 /// `rental:platform/store`, on the test host's in-memory SQLite database through the store's
 /// own statements (`rental_store_sql`): the rules `rentald` applies, not an imitation.
 pub mod store {
-    use std::cell::RefCell;
-    use std::rc::Rc;
-
-    use rental_store_sql::{self as sql, Scope};
+    use rental_store_sql::{self as sql, OpenTransaction, Scope};
 
     pub use crate::bindings::rental::platform::store::{
         Bound, Document, Entry, Expect, IndexKey, KeyPart, Mode, Range, Scan, StoreError,
@@ -59,14 +56,14 @@ pub mod store {
 
     /// An open transaction of the test host, until it commits or is dropped.
     pub struct Transaction {
-        open: RefCell<Option<(Rc<Host>, Scope)>>,
+        open: OpenTransaction<Host>,
     }
 
     pub fn begin(requested: Mode) -> Result<Transaction, StoreError> {
         let host = current();
         let scope = host.begin(mode(requested)).map_err(guest_error)?;
         Ok(Transaction {
-            open: RefCell::new(Some((host, scope))),
+            open: OpenTransaction::new(host, scope),
         })
     }
 
@@ -77,11 +74,7 @@ pub mod store {
             build: impl FnOnce(&Scope) -> sql::Plan<T>,
             map: impl FnOnce(T) -> U,
         ) -> Result<U, StoreError> {
-            let open = self.open.borrow();
-            let Some((host, scope)) = open.as_ref() else {
-                return Err(guest_error(sql::StoreError::committed()));
-            };
-            host.run(build(scope)).map(map).map_err(guest_error)
+            self.open.run(build).map(map).map_err(guest_error)
         }
 
         pub fn get(&self, collection: &str, id: &str) -> Result<Option<Document>, StoreError> {
@@ -162,7 +155,7 @@ pub mod store {
         }
 
         pub fn commit(&self) -> Result<(), StoreError> {
-            let Some((host, _)) = self.open.borrow_mut().take() else {
+            let Some(host) = self.open.end() else {
                 return Err(guest_error(sql::StoreError::committed()));
             };
             host.commit().map_err(guest_error)
@@ -171,7 +164,7 @@ pub mod store {
 
     impl Drop for Transaction {
         fn drop(&mut self) {
-            if let Some((host, _)) = self.open.get_mut().take() {
+            if let Some(host) = self.open.end() {
                 host.rollback();
             }
         }

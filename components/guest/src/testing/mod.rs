@@ -36,7 +36,7 @@ use std::rc::Rc;
 
 use rental_domain::Language;
 use rental_domain::store::{Record, Stored};
-use rental_store_sql::{self as sql, Dialect, Mode, OneTransaction, Scope, Statement};
+use rental_store_sql::{self as sql, Dialect, Driver as _, Mode, OneTransaction, Scope, Statement};
 use rusqlite::Connection;
 
 use crate::context::Caller;
@@ -326,16 +326,17 @@ impl Drop for Restore {
     }
 }
 
+impl sql::Driver for Host {
+    fn run<T>(&self, plan: sql::Plan<T>) -> sql::Outcome<T> {
+        plan.run(|statement| self.execute(statement))
+    }
+}
+
 impl Host {
     /// Runs one statement on the host's database.
     fn execute(&self, statement: &Statement) -> Result<Vec<sql::Row>, sql::StoreError> {
         rental_store_sql::embedded::execute(&self.connection, statement)
             .map_err(|error| sql::StoreError::Fault(error.to_string()))
-    }
-
-    /// Runs a plan of the store's statements.
-    fn run<T>(&self, plan: sql::Plan<T>) -> sql::Outcome<T> {
-        plan.run(|statement| self.execute(statement))
     }
 
     /// Takes the request's transaction slot and begins a transaction for the tenant.
