@@ -18,7 +18,7 @@ use crate::runtime::{Runtime, wit};
 use crate::server::Site;
 use crate::storage::Storage;
 use crate::storage::components::{Install, Rollback};
-use crate::{auth, catalog, component_run, queue, server, telemetry, tenancy, tls};
+use crate::{auth, catalog, component_run, queue, scaffold, server, telemetry, tenancy, tls};
 
 #[derive(Debug, Parser)]
 #[command(name = "rentald", version, about = "The car-rental platform host")]
@@ -81,6 +81,24 @@ enum ComponentCommand {
     /// the request wrote, and its time and memory against the limits; fails when the component
     /// traps or runs past its deadline.
     Run(Box<component_run::RunArgs>),
+    /// Write a new crate into DIR for a tenant's own build of platform component NAME, outside
+    /// any workspace: it depends on the guest SDK and on the platform's NAME by path into this
+    /// platform's source checkout, builds with `cargo build --release --target wasm32-wasip2`
+    /// into a component `install` takes, and has a test on the SDK's test host. `listing`
+    /// gets its own `listing::Rules` (the example hides canceled bookings); the others a
+    /// wrapper around the platform's handler (the example marks every answer with a header).
+    /// No database.
+    New {
+        /// The platform component it builds on: listing, booking, selfcheckin, bankone,
+        /// banktwo or reconcile.
+        component: String,
+        /// Created; an existing directory must be empty. Its last component names the crate.
+        dir: std::path::PathBuf,
+        /// The root of the platform's source checkout to depend on [default: the one rentald
+        /// was built from].
+        #[arg(long, value_name = "DIR")]
+        sdk: Option<std::path::PathBuf>,
+    },
     /// Write the WIT package this host offers to components (rental:platform and the WASI 0.2
     /// packages it uses) into DIR, to build a component against; no database.
     Wit {
@@ -263,8 +281,8 @@ impl Cli {
         };
         let config = Config::resolve(&self.global, serve)?;
         telemetry::init(config.log_format);
-        // `component check` and `component wit` need no database, and opening one would create
-        // it.
+        // `component check`, `run`, `new` and `wit` need no database, and opening one would
+        // create it.
         if let Command::Component(ComponentCommand::Check {
             file,
             component,
@@ -281,6 +299,27 @@ impl Cli {
         }
         if let Command::Component(ComponentCommand::Run(args)) = self.command {
             return run_component(&config, &args).await;
+        }
+        if let Command::Component(ComponentCommand::New {
+            component,
+            dir,
+            sdk,
+        }) = &self.command
+        {
+            let made = scaffold::new(component, dir, sdk.as_deref())?;
+            let dir = dir.display();
+            let wasm = made.wasm.display();
+            println!(
+                "wrote {} (a tenant's {component}, on the platform at {}) to {dir}\n\n  \
+                 cd {dir}\n  \
+                 cargo build --release --target wasm32-wasip2\n  \
+                 cargo test\n  \
+                 rentald component check {wasm} --as {component}\n  \
+                 rentald component run {wasm} --as {component} METHOD PATH",
+                made.package,
+                made.sdk.display(),
+            );
+            return Ok(());
         }
         if let Command::Component(ComponentCommand::Wit { dir }) = &self.command {
             wit::write(dir)?;
@@ -354,10 +393,11 @@ impl Cli {
             Command::Component(
                 ComponentCommand::Check { .. }
                 | ComponentCommand::Run(_)
+                | ComponentCommand::New { .. }
                 | ComponentCommand::Wit { .. },
             ) => {
                 unreachable!(
-                    "component check, run and wit are answered before the database is opened"
+                    "component check, run, new and wit are answered before the database is opened"
                 )
             }
             Command::Catalog(CatalogCommand::Import { tenant, file }) => {

@@ -21,6 +21,7 @@ mod queue;
 mod response;
 mod routes;
 mod runtime;
+mod scaffold;
 mod server;
 pub mod storage;
 mod telemetry;
