@@ -32,7 +32,7 @@ pub enum Backend {
 }
 
 /// The build output directory (`target/`), from this test binary's path.
-fn target_dir() -> PathBuf {
+pub fn target_dir() -> PathBuf {
     let exe = std::env::current_exe().unwrap_or_default();
     // target/<profile>/deps/<test binary>
     exe.parent()

@@ -1,5 +1,6 @@
 //! The operator CLI: help for every command, configuration layering, clear errors.
 
+use std::path::Path;
 use std::process::Command;
 
 use rentald_tests::{components_dir, rentald_bin};
@@ -53,11 +54,127 @@ fn every_command_has_help() {
         &["component", "check", "--help"],
         &["component", "run", "--help"],
         &["component", "wit", "--help"],
+        &["component", "new", "--help"],
     ] {
         let output = rentald(command, &[]);
         assert!(output.status.success(), "{command:?}");
         assert!(text(&output).contains("Usage: rentald"), "{command:?}");
     }
+}
+
+#[test]
+fn component_new_refuses_what_it_cannot_make() {
+    let dir = tempfile::tempdir().unwrap();
+    let new = |args: &[&str]| {
+        let mut all = vec!["component", "new"];
+        all.extend_from_slice(args);
+        let output = rentald_in(&dir.path().join("data"), &all);
+        assert!(!output.status.success(), "{args:?}");
+        text(&output)
+    };
+    let target = dir.path().join("crate");
+    let target = target.to_str().unwrap();
+
+    let unknown = new(&["mail", target]);
+    assert!(
+        unknown.contains(
+            "unknown component \"mail\"; the platform's components are: listing, booking, \
+             selfcheckin, bankone, banktwo, reconcile"
+        ),
+        "{unknown}"
+    );
+
+    let not_a_checkout = new(&["listing", target, "--sdk", dir.path().to_str().unwrap()]);
+    assert!(
+        not_a_checkout.contains("not a source checkout of the platform")
+            && not_a_checkout.contains("--sdk"),
+        "{not_a_checkout}"
+    );
+
+    std::fs::create_dir(&target).unwrap();
+    std::fs::write(dir.path().join("crate/notes.txt"), "mine").unwrap();
+    let not_empty = new(&["booking", target]);
+    assert!(
+        not_empty.contains("is not an empty directory"),
+        "{not_empty}"
+    );
+    assert_eq!(
+        std::fs::read_dir(&target).unwrap().count(),
+        1,
+        "nothing is written into a directory that is not empty"
+    );
+    assert!(!dir.path().join("data").exists(), "no database");
+}
+
+#[test]
+fn component_new_writes_a_crate_of_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("Acme Bank One");
+    let output = rentald_in(
+        &dir.path().join("data"),
+        &["component", "new", "bankone", target.to_str().unwrap()],
+    );
+    assert!(output.status.success(), "{}", text(&output));
+    assert!(
+        text(&output).contains("wrote acme-bank-one"),
+        "{}",
+        text(&output)
+    );
+    let manifest = std::fs::read_to_string(target.join("Cargo.toml")).unwrap();
+    let parsed: toml::Table = manifest.parse().unwrap();
+    assert_eq!(parsed["package"]["name"].as_str(), Some("acme-bank-one"));
+    assert_eq!(
+        parsed["lib"]["crate-type"].as_array().unwrap(),
+        &vec![toml::Value::from("cdylib")]
+    );
+    assert!(parsed["workspace"].as_table().unwrap().is_empty());
+    let dependencies = parsed["dependencies"].as_table().unwrap();
+    let checkout = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .canonicalize()
+        .unwrap();
+    for (name, dir) in [
+        ("rental-guest", "components/guest"),
+        ("rental-domain", "components/domain"),
+        ("bankone", "components/bankone"),
+    ] {
+        let path = dependencies[name]["path"].as_str().unwrap();
+        assert_eq!(Path::new(path), checkout.join(dir), "{name}");
+    }
+    assert_eq!(
+        dependencies["bankone"]["default-features"].as_bool(),
+        Some(false)
+    );
+    assert_eq!(
+        dependencies["rental-guest"]["features"].as_array().unwrap(),
+        &vec![toml::Value::from("webhook")]
+    );
+    assert!(
+        manifest.contains("rental-guest = { version = \"0.1\""),
+        "{manifest}"
+    );
+    assert!(parsed["dev-dependencies"].get("serde_json").is_some());
+    assert_eq!(
+        std::fs::read_to_string(target.join(".gitignore")).unwrap(),
+        "target/\n"
+    );
+    let readme = std::fs::read_to_string(target.join("README.md")).unwrap();
+    for command in [
+        "cargo build --release --target wasm32-wasip2",
+        "cargo test",
+        "rentald component check target/wasm32-wasip2/release/acme_bank_one.wasm --as bankone",
+    ] {
+        assert!(readme.contains(command), "{readme}");
+    }
+    let lib = std::fs::read_to_string(target.join("src/lib.rs")).unwrap();
+    assert!(
+        lib.contains("<bankone::BankOne as Handler>::handle(request)"),
+        "{lib}"
+    );
+    assert!(
+        lib.contains("rental_guest::export_handler!(Component);"),
+        "{lib}"
+    );
 }
 
 #[test]

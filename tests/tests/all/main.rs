@@ -13,6 +13,7 @@ mod components;
 mod conformance;
 mod dev;
 mod front;
+mod guide;
 mod limits;
 mod listing;
 mod login;
