@@ -3,7 +3,7 @@
 use rental_domain::booking::availability::VehicleRequest;
 use rental_domain::booking::customer::{self, CustomerLookup};
 use rental_domain::booking::request::{BookingRequest, fields};
-use rental_domain::booking::terms::{self, Rules, Terms, Vehicle};
+use rental_domain::booking::terms::{self, PriceLists, Rules, Terms, Vehicle};
 use rental_domain::collections::{
     additionals, branch_offices, car_models, cars, customers, tariffs,
 };
@@ -34,8 +34,8 @@ pub fn tariffs(tx: &Transaction, category_id: i64) -> Result<Vec<Tariff>, Error>
 }
 
 /// Prices `vehicle` for `terms` with the `requested` additionals, against the catalogue's
-/// additionals and the tariffs of the vehicle's category; the price the client sent is checked
-/// by the rules.
+/// additionals and the tariffs of the vehicle's category, with the tenant's `custom`
+/// adjustments; the price the client sent is checked by the rules.
 pub fn price(
     tx: &Transaction,
     terms: &Terms<'_>,
@@ -43,15 +43,19 @@ pub fn price(
     requested: &[rental_domain::BookingAdditional],
     body: &BookingRequest,
     rules: &Rules<'_>,
+    custom: &dyn crate::Rules,
 ) -> Result<Quote, Error> {
     Ok(terms::price(
         terms,
         vehicle,
         requested,
-        &additionals(tx)?,
-        &tariffs(tx, vehicle.category.id)?,
+        PriceLists {
+            additionals: &additionals(tx)?,
+            tariffs: &tariffs(tx, vehicle.category.id)?,
+        },
         body.price,
         rules,
+        |quote| custom.price_adjustments(quote, terms, vehicle),
     )?)
 }
 

@@ -13,6 +13,7 @@ use rental_domain::{Booking, Customer, ErrorCode, Model};
 use rental_guest::store::{Expect, Mode, Transaction};
 use rental_guest::{Error, Request, Response, context, json, random, retry_on_conflict};
 
+use crate::Rules;
 use crate::availability::hold;
 use crate::catalog;
 use crate::env::Env;
@@ -20,7 +21,7 @@ use crate::shared::{agency, answer, record, take};
 
 /// `POST /api/booking/book`: creates a booking and answers it, in full when `FullResponse` is
 /// true, else as a [`BookingCreationResponse`].
-pub fn book(request: &Request) -> Result<Response, Error> {
+pub fn book(request: &Request, custom: &dyn Rules) -> Result<Response, Error> {
     let body: BookingRequest = parse_body(&request.body)?;
     let sent = Required {
         customer: body.required_customer()?,
@@ -28,7 +29,7 @@ pub fn book(request: &Request) -> Result<Response, Error> {
     };
     let env = Env::load()?;
     let global_id = customer::uuid_v4(random::bytes());
-    let booking = retry_on_conflict(|| create(&body, &sent, &global_id, &env))?;
+    let booking = retry_on_conflict(|| create(&body, &sent, &global_id, &env, custom))?;
     Ok(answer(booking, body.full_response()))
 }
 
@@ -44,6 +45,7 @@ fn create(
     sent: &Required<'_>,
     global_id: &str,
     env: &Env,
+    custom: &dyn Rules,
 ) -> Result<Booking, Error> {
     let tx = Transaction::begin(Mode::ReadWrite)?;
     let rules = env.rules();
@@ -81,6 +83,7 @@ fn create(
         &body.additionals()?.unwrap_or_default(),
         body,
         &rules,
+        custom,
     )?;
 
     let customer = match new_customer {
@@ -119,7 +122,7 @@ fn create(
 /// `POST /api/booking/price`: what `book` would price the same body at, with nothing stored
 /// and no availability check. A vehicle named by category only is priced as its principal
 /// model in model-based availability (whose cars a booking is offered first).
-pub fn price(request: &Request) -> Result<Response, Error> {
+pub fn price(request: &Request, custom: &dyn Rules) -> Result<Response, Error> {
     let body: BookingRequest = parse_body(&request.body)?;
     let vehicle = body.required_vehicle()?;
     let env = Env::load()?;
@@ -149,6 +152,7 @@ pub fn price(request: &Request) -> Result<Response, Error> {
             &body.additionals()?.unwrap_or_default(),
             &body,
             &rules,
+            custom,
         )
     })?;
     Ok(json(200, &PriceResponse::new(quote, context::language())))

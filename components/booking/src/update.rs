@@ -11,6 +11,7 @@ use rental_domain::{Booking, BookingStatus, ErrorCode};
 use rental_guest::store::{Document, Expect, Mode, Transaction};
 use rental_guest::{Error, Request, Response, retry_on_conflict};
 
+use crate::Rules;
 use crate::availability::hold;
 use crate::catalog;
 use crate::env::Env;
@@ -24,18 +25,23 @@ enum Outcome {
 }
 
 /// `PUT /api/booking/update`.
-pub fn update(request: &Request) -> Result<Response, Error> {
+pub fn update(request: &Request, custom: &dyn Rules) -> Result<Response, Error> {
     let body: BookingRequest = parse_body(&request.body)?;
     let id = body.booking_id()?;
     let env = Env::load()?;
-    match retry_on_conflict(|| attempt(&body, id, &env))? {
+    match retry_on_conflict(|| attempt(&body, id, &env, custom))? {
         Outcome::Updated(booking) => Ok(answer(*booking, body.full_response())),
         Outcome::Refused => Err(rules::not_allowed().into()),
     }
 }
 
 /// One attempt at an update, in one transaction.
-fn attempt(body: &BookingRequest, id: i64, env: &Env) -> Result<Outcome, Error> {
+fn attempt(
+    body: &BookingRequest,
+    id: i64,
+    env: &Env,
+    custom: &dyn Rules,
+) -> Result<Outcome, Error> {
     let tx = Transaction::begin(Mode::ReadWrite)?;
     let Document {
         revision,
@@ -100,6 +106,7 @@ fn attempt(body: &BookingRequest, id: i64, env: &Env) -> Result<Outcome, Error> 
         &additionals::requested_by_update(body.additionals()?, &stored.additionals),
         body,
         &rules,
+        custom,
     )?;
 
     let mut booking = stored.clone();

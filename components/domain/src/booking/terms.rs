@@ -24,8 +24,8 @@ use crate::models::{
     Tariff,
 };
 use crate::pricing::{
-    self, LocalTimes, PricingSettings, Quote, QuoteRequest, YOUNG_DRIVER_AGE, office_zone,
-    select_tariff,
+    self, Adjustment, LocalTimes, PricingSettings, Quote, QuoteRequest, YOUNG_DRIVER_AGE,
+    office_zone, select_tariff,
 };
 use crate::status::BookingStatus;
 
@@ -309,23 +309,32 @@ fn checked_agency(
     Ok(Some(json!({"Id": agency.id, "Name": agency.name})))
 }
 
+/// The tenant's price lists a booking is priced by.
+#[derive(Debug, Clone, Copy)]
+pub struct PriceLists<'a> {
+    /// The tenant's additionals.
+    pub additionals: &'a [Additional],
+    /// The tariffs of the vehicle's category.
+    pub tariffs: &'a [Tariff],
+}
+
 /// Prices the booking of `terms` with its `vehicle` (the model's tariff when it has one, else
-/// the category's), the additionals `requested`, the tenant's additionals (`catalog`) and
-/// `tariffs`, accepting a `sent` price within 1%; then checks the tenant's insurance
-/// requirement on the additionals taken.
+/// the category's), the additionals `requested` and the tenant's price `lists`, with the lines `adjustments` adds to the quote (a tenant's own rules; none on
+/// the platform's), accepting a `sent` price within 1% of the adjusted one; then checks the
+/// tenant's insurance requirement on the additionals taken.
 ///
 /// Errors: pricing's (21, 30, 31, 32, 98, 100, 4), then 50 MustHaveAtLeastOneInsurance.
 pub fn price(
     terms: &Terms<'_>,
     vehicle: &Vehicle,
     requested: &[BookingAdditional],
-    catalog: &[Additional],
-    tariffs: &[Tariff],
+    lists: PriceLists<'_>,
     sent: Option<Decimal>,
     rules: &Rules<'_>,
+    adjustments: impl FnOnce(&Quote) -> Vec<Adjustment>,
 ) -> Result<Quote, ApiError> {
     let tariff = select_tariff(
-        tariffs,
+        lists.tariffs,
         vehicle.category.id,
         vehicle.model.as_ref().map(|model| model.id),
     );
@@ -335,7 +344,7 @@ pub fn price(
             to_date: terms.period.to,
             tariff,
             requested_additionals: requested,
-            catalog,
+            catalog: lists.additionals,
             delivery_place: &terms.delivery.place,
             return_place: &terms.returned.place,
             local_times: terms.local_times,
@@ -344,6 +353,8 @@ pub fn price(
         },
         rules.pricing,
     )?;
+    let extra = adjustments(&quote);
+    let quote = pricing::adjust(quote, extra)?;
     let quote = pricing::accept_sent_price(quote, sent)?;
     additionals::check_insurance(&quote.additionals, rules.settings.require_insurance)?;
     Ok(quote)

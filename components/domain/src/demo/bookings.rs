@@ -288,10 +288,13 @@ fn create(demo: &Demo, rules: &Rules<'_>, id: i64, plan: &Plan) -> Result<Bookin
         &terms,
         &vehicle,
         &request.additionals()?.unwrap_or_default(),
-        &demo.additionals,
-        &demo.tariffs,
+        terms::PriceLists {
+            additionals: &demo.additionals,
+            tariffs: &demo.tariffs,
+        },
         request.price,
         rules,
+        |_| Vec::new(),
     )?;
     Ok(terms::new_booking(
         id,

@@ -14,6 +14,9 @@ pub enum PriceItemType {
     Surcharge = 4,
     /// The difference between a sent price and the computed one; `TypeId` is 0.
     Adjustment = 5,
+    /// A line a tenant's own build of the booking component adds ([`super::Adjustment`]);
+    /// `TypeId` is the tenant's code for it.
+    TenantAdjustment = 6,
 }
 
 impl PriceItemType {

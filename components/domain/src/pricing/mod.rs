@@ -38,12 +38,14 @@ mod texts;
 pub use codes::{Payer, PriceItemType, SurchargeKind};
 pub use coverage::{coverage_is_traceable, strip_coverage_brackets};
 pub use facts::{LocalTimes, YOUNG_DRIVER_AGE, is_young_driver, office_zone};
-pub use quote::{PRICE_TOLERANCE_PERCENT, Quote, QuoteRequest, accept_sent_price, quote};
+pub use quote::{
+    Adjustment, PRICE_TOLERANCE_PERCENT, Quote, QuoteRequest, accept_sent_price, adjust, quote,
+};
 pub use settings::{
     DEFAULT_GRACE_MINUTES, InvalidSetting, OfficeHours, PricingSettings, Surcharges, setting,
 };
 pub use tariffs::{minor_units, ordered_brackets, rental_days, round_money, select_tariff};
-pub use texts::{LineText, localize, total_days_string, total_days_text};
+pub use texts::{LineText, Translations, localize, total_days_string, total_days_text};
 
 /// Request fields the errors name, as the booking models spell them.
 const TO_DATE: &str = "ToDate";

@@ -6,7 +6,7 @@ use rust_decimal::Decimal;
 use super::additionals::taken_additionals;
 use super::lines::{Line, Lines, payer_totals};
 use super::tariffs::{applied_brackets, checked_sum, out_of_range, quote_currency};
-use super::texts::{LineText, total_days_text};
+use super::texts::{LineText, Translations, total_days_text};
 use super::{
     ADDITIONALS, LocalTimes, PRICE, Payer, PriceItemType, PricingSettings, SurchargeKind, TO_DATE,
     minor_units, rental_days, round_money,
@@ -306,6 +306,58 @@ fn surcharge_lines<'a>(
         ));
     }
     lines
+}
+
+/// A line a tenant's own rules add to every quote of its bookings: a surcharge, or a discount
+/// when negative. The customer pays it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Adjustment {
+    /// The line's `TypeId`: the tenant's own code for this kind of adjustment.
+    pub code: i64,
+    /// The amount, rounded to the currency's minor unit like every line.
+    pub amount: Decimal,
+    /// The line's `Description` in each language.
+    pub description: Translations,
+}
+
+/// `quote` with one more line per adjustment ([`PriceItemType::TenantAdjustment`], paid by the
+/// customer, after the platform's lines), and `Price` and `CustomerPrice` moved by each, so
+/// the lines still sum to `Price`.
+///
+/// Errors: a sum out of `Decimal`'s range is [`ErrorCode::ModelNotValid`] naming `Price`.
+pub fn adjust(mut quote: Quote, adjustments: Vec<Adjustment>) -> Result<Quote, ApiError> {
+    if adjustments.is_empty() {
+        return Ok(quote);
+    }
+    let mut lines = Lines {
+        minor_units: minor_units(&quote.currency),
+        items: std::mem::take(&mut quote.lines),
+    };
+    for adjustment in adjustments {
+        let amount = lines.push(
+            Line {
+                kind: PriceItemType::TenantAdjustment,
+                type_id: adjustment.code,
+                text: LineText::Tenant(adjustment.description),
+                unit_price: adjustment.amount,
+                quantity: 1,
+                payer: Payer::Customer,
+                tariff: None,
+                bracket: None,
+            },
+            PRICE,
+        )?;
+        quote.customer_price = quote
+            .customer_price
+            .checked_add(amount)
+            .ok_or_else(|| out_of_range(PRICE))?;
+        quote.price = quote
+            .price
+            .checked_add(amount)
+            .ok_or_else(|| out_of_range(PRICE))?;
+    }
+    quote.lines = lines.items;
+    Ok(quote)
 }
 
 /// Checks a `Price` the client sent against `quote` (interface.md 4.4 and 8).

@@ -41,6 +41,27 @@ pub enum LineText {
     YoungDriver { days: i64 },
     /// The difference between the price sent and the computed one.
     Adjustment,
+    /// A tenant's own line ([`super::Adjustment`]), in the tenant's words.
+    Tenant(Translations),
+}
+
+/// A text a tenant writes in each language the platform answers in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Translations {
+    pub en: String,
+    pub es: String,
+    pub pt: String,
+}
+
+impl Translations {
+    /// The text in `language`.
+    pub fn get(&self, language: Language) -> &str {
+        match language {
+            Language::En => &self.en,
+            Language::Es => &self.es,
+            Language::Pt => &self.pt,
+        }
+    }
 }
 
 impl LineText {
@@ -122,6 +143,7 @@ impl LineText {
                 Pt => "Ajuste ao preço enviado",
             }
             .to_owned(),
+            LineText::Tenant(text) => text.get(language).to_owned(),
         }
     }
 }

@@ -329,10 +329,13 @@ fn priced(terms: &Terms<'_>, sent: Option<Decimal>, tenant: &Tenant) -> Result<Q
         terms,
         &vehicle(),
         &[],
-        &[],
-        &[tariff()],
+        PriceLists {
+            additionals: &[],
+            tariffs: &[tariff()],
+        },
         sent,
         &tenant.rules(),
+        |_| Vec::new(),
     )
 }
 
@@ -435,10 +438,21 @@ fn a_sent_price_and_the_insurance_requirement() {
     let insured = Tenant::new(&[("require_insurance", "true")]);
     assert_eq!(priced(None, &insured).unwrap_err().code.code(), 50);
     assert_eq!(
-        price(&terms, &vehicle(), &[], &[], &[], None, &tenant.rules())
-            .unwrap_err()
-            .code
-            .code(),
+        price(
+            &terms,
+            &vehicle(),
+            &[],
+            PriceLists {
+                additionals: &[],
+                tariffs: &[],
+            },
+            None,
+            &tenant.rules(),
+            |_| Vec::new()
+        )
+        .unwrap_err()
+        .code
+        .code(),
         21
     );
 }

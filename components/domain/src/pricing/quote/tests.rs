@@ -373,3 +373,74 @@ fn the_worked_example_of_the_docs() {
     let error = accept_sent_price(quote, Some(d("855.48"))).unwrap_err();
     assert_eq!(error.code, ErrorCode::PriceMismatch);
 }
+
+// --- A tenant's adjustments.
+
+fn loyalty(amount: &str) -> Adjustment {
+    Adjustment {
+        code: 7,
+        amount: d(amount),
+        description: Translations {
+            en: "Loyalty discount".to_owned(),
+            es: "Descuento por fidelidad".to_owned(),
+            pt: "Desconto de fidelidade".to_owned(),
+        },
+    }
+}
+
+#[test]
+fn no_adjustment_keeps_the_quote() {
+    assert_eq!(adjust(hundred(), Vec::new()), Ok(hundred()));
+}
+
+#[test]
+fn adjustments_are_customer_lines_after_the_platforms_and_move_the_totals() {
+    let quote = adjust(hundred(), vec![loyalty("-10.004"), loyalty("2.5")]).unwrap();
+    assert_eq!(
+        (quote.price, quote.customer_price, quote.agency_price),
+        (d("92.50"), d("92.50"), d("0"))
+    );
+    let [rental, discount, surcharge] = quote.lines.as_slice() else {
+        panic!("{:?}", quote.lines)
+    };
+    assert_eq!(rental.kind, PriceItemType::Rental.code());
+    assert_eq!((discount.id, surcharge.id), (2, 3));
+    assert_eq!(discount.kind, PriceItemType::TenantAdjustment.code());
+    assert_eq!(
+        (discount.type_id, discount.payer),
+        (7, Payer::Customer.code())
+    );
+    assert_eq!((discount.price, surcharge.price), (d("-10.00"), d("2.50")));
+    assert_consistent(&quote);
+
+    let mut lines = quote.lines.clone();
+    localize(&mut lines, Language::Es);
+    assert_eq!(
+        lines[1].description.as_deref(),
+        Some("Descuento por fidelidad")
+    );
+}
+
+#[test]
+fn a_sent_price_is_checked_against_the_adjusted_quote() {
+    let adjusted = adjust(hundred(), vec![loyalty("-10.00")]).unwrap();
+    assert_eq!(
+        accept_sent_price(adjusted.clone(), Some(d("90.00"))),
+        Ok(adjusted.clone())
+    );
+    assert_eq!(
+        accept_sent_price(adjusted, Some(d("100.00")))
+            .unwrap_err()
+            .code,
+        ErrorCode::PriceMismatch
+    );
+}
+
+#[test]
+fn an_adjustment_out_of_range_is_refused() {
+    let huge = Adjustment {
+        amount: Decimal::MAX,
+        ..loyalty("0")
+    };
+    assert!(adjust(hundred(), vec![huge.clone(), huge]).is_err());
+}
