@@ -91,7 +91,7 @@ fn component_new_refuses_what_it_cannot_make() {
         "{not_a_checkout}"
     );
 
-    std::fs::create_dir(&target).unwrap();
+    std::fs::create_dir(target).unwrap();
     std::fs::write(dir.path().join("crate/notes.txt"), "mine").unwrap();
     let not_empty = new(&["booking", target]);
     assert!(
@@ -99,7 +99,7 @@ fn component_new_refuses_what_it_cannot_make() {
         "{not_empty}"
     );
     assert_eq!(
-        std::fs::read_dir(&target).unwrap().count(),
+        std::fs::read_dir(target).unwrap().count(),
         1,
         "nothing is written into a directory that is not empty"
     );
