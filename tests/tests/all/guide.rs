@@ -72,7 +72,7 @@ fn script(blocks: &[Block], times: &Path) -> String {
     let mut script = format!(
         "__part() {{ printf '%s\\t%s\\n' \"$1\" \"$EPOCHREALTIME\" >> '{}'; }}\n\
          # The server the guide starts, stopped whatever happens.\n\
-         trap '__part end; [ -f rentald.pid ] && kill \"$(cat rentald.pid)\" 2> /dev/null; true' EXIT\n",
+         trap '__part end; if [ -f rentald.pid ]; then kill \"$(cat rentald.pid)\" 2> /dev/null || true; fi' EXIT\n",
         times.display()
     );
     let mut part = None;
@@ -108,7 +108,10 @@ impl Drop for StopServer {
             .map(|dir| dir.join("rentald.pid"))
         {
             if let Ok(pid) = std::fs::read_to_string(&pid_file) {
-                let _ = Command::new("kill").arg(pid.trim()).status();
+                let _ = Command::new("kill")
+                    .arg(pid.trim())
+                    .stderr(Stdio::null())
+                    .status();
             }
         }
     }
@@ -169,8 +172,11 @@ fn the_component_guide_runs_from_an_empty_folder_to_a_tenants_component() {
     .unwrap();
     let output = std::fs::File::create(&log).unwrap();
     let started = std::time::Instant::now();
+    let script_file = dir.path().join("guide.sh");
+    std::fs::write(&script_file, script(&blocks, &times)).unwrap();
     let status = Command::new("bash")
-        .args(["-euo", "pipefail", "-c", &script(&blocks, &times)])
+        .args(["-euo", "pipefail"])
+        .arg(&script_file)
         .current_dir(dir.path())
         .env("PATH", path)
         .env("RENTALD_DATA_DIR", dir.path().join("data"))
@@ -207,15 +213,67 @@ fn the_component_guide_runs_from_an_empty_folder_to_a_tenants_component() {
     }
     println!("  {:>8.1} s  in all", total.as_secs_f64());
 
-    assert!(
-        status.success(),
-        "the guide failed ({status}); its output:\n{}\n\nthe server's log:\n{}",
-        tail(&log, 80),
-        tail(&dir.path().join("acme-listing/rentald.log"), 40)
-    );
+    if !status.success() {
+        let output = tail(&log, 80);
+        let server = tail(&dir.path().join("acme-listing/rentald.log"), 40);
+        // Kept for a look: the script, its output, the crate, the data.
+        let kept = dir.keep();
+        panic!(
+            "the guide failed ({status}) in {}; its output:\n{output}\n\nthe server's log:\n{server}",
+            kept.display()
+        );
+    }
     let output = std::fs::read_to_string(&log).unwrap();
     assert!(
         output.contains("canceled bookings listed: acme 0, demo "),
         "{output}"
     );
+}
+
+/// What the guide does for `listing`, for each of the other components: the crate `component
+/// new` writes passes its own test, builds, and is a component `check` accepts in that role.
+#[test]
+fn every_components_new_crate_tests_builds_and_checks() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = target_dir().join("guide");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let run = |command: &mut Command, what: &str| {
+        let output = command
+            .env("CARGO_TARGET_DIR", &target)
+            .env_remove("RENTALD_DATABASE_URL")
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{what}:\n{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    };
+    for name in ["booking", "selfcheckin", "bankone", "banktwo", "reconcile"] {
+        let package = format!("acme-{name}");
+        let krate = dir.path().join(&package);
+        run(
+            Command::new(rentald_bin()).args(["component", "new", name, krate.to_str().unwrap()]),
+            "component new",
+        );
+        run(
+            Command::new(&cargo).arg("test").current_dir(&krate),
+            &format!("cargo test of {package}"),
+        );
+        run(
+            Command::new(&cargo)
+                .args(["build", "--release", "--target", "wasm32-wasip2"])
+                .current_dir(&krate),
+            &format!("the build of {package}"),
+        );
+        let wasm = target.join(format!("wasm32-wasip2/release/acme_{name}.wasm"));
+        run(
+            Command::new(rentald_bin())
+                .args(["--data-dir", dir.path().join("data").to_str().unwrap()])
+                .args(["component", "check", wasm.to_str().unwrap(), "--as", name])
+                .args(["--cache-dir", cache_dir().to_str().unwrap()]),
+            &format!("component check of {package}"),
+        );
+    }
 }
