@@ -4,9 +4,9 @@
 //! The crate depends on the guest SDK (`rental-guest`, `rental-domain`) and on the platform's
 //! component `NAME` without its own export, by path into a source checkout of the platform:
 //! the one `rentald` was built from, or `--sdk DIR`. Its files are the templates beside this
-//! module (`scaffold/*.in`), filled by [`fill`]: `listing` gets a [`listing::Rules`] of its own
-//! (the listing's extension point), every other component a wrapper around the platform's
-//! handler. Each comes with a test on the guest SDK's test host.
+//! module (`scaffold/*.in`), filled by [`fill`]: `listing` and `booking` get rules of their own
+//! (their extension points, `listing::Rules` and `booking::Rules`), every other component a
+//! wrapper around the platform's handler. Each comes with a test on the guest SDK's test host.
 
 use std::path::{Path, PathBuf};
 
@@ -17,8 +17,8 @@ const CARGO_TOML: &str = include_str!("scaffold/Cargo.toml.in");
 const GITIGNORE: &str = include_str!("scaffold/gitignore.in");
 const README: &str = include_str!("scaffold/README.md.in");
 const LISTING: &str = include_str!("scaffold/listing.rs.in");
+const BOOKING: &str = include_str!("scaffold/booking.rs.in");
 const WRAPPER: &str = include_str!("scaffold/wrapper.rs.in");
-const BOOKING_TESTS: &str = include_str!("scaffold/booking_tests.rs.in");
 const SELFCHECKIN_TESTS: &str = include_str!("scaffold/selfcheckin_tests.rs.in");
 const BANKONE_TESTS: &str = include_str!("scaffold/bankone_tests.rs.in");
 const BANKTWO_TESTS: &str = include_str!("scaffold/banktwo_tests.rs.in");
@@ -94,6 +94,7 @@ pub fn new(name: &str, dir: &Path, sdk: Option<&Path>) -> anyhow::Result<NewCrat
     ];
     let lib = match component {
         Component::Listing => LISTING,
+        Component::Booking => BOOKING,
         _ => WRAPPER,
     };
 
@@ -231,9 +232,9 @@ fn serves(component: Component) -> &'static str {
 /// The test module of a wrapper around `component`.
 fn tests(component: Component) -> &'static str {
     match component {
-        // The listing's crate is a template of its own, its test in it.
-        Component::Listing => "",
-        Component::Booking => BOOKING_TESTS,
+        // The listing's and the booking's crates are templates of their own, their tests in
+        // them.
+        Component::Listing | Component::Booking => "",
         Component::SelfCheckIn => SELFCHECKIN_TESTS,
         Component::BankOne => BANKONE_TESTS,
         Component::BankTwo => BANKTWO_TESTS,
@@ -289,7 +290,7 @@ mod tests {
                 ("domain", "d"),
                 ("platform", "q"),
             ];
-            for template in [CARGO_TOML, GITIGNORE, README, LISTING, WRAPPER] {
+            for template in [CARGO_TOML, GITIGNORE, README, LISTING, BOOKING, WRAPPER] {
                 fill(template, &values).unwrap();
             }
         }

@@ -50,3 +50,6 @@ pub use models::*;
 pub use paging::{BookingListQuery, ClosedListQuery, IdCursor, Page};
 pub use status::BookingStatus;
 pub use store::{Bound, IndexKey, KeyPart, KeyRange, Record, Stored};
+
+/// The type of every amount of money, for crates that build on the models.
+pub use rust_decimal::Decimal;
