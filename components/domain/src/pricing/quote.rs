@@ -335,16 +335,12 @@ pub fn adjust(mut quote: Quote, adjustments: Vec<Adjustment>) -> Result<Quote, A
     };
     for adjustment in adjustments {
         let amount = lines.push(
-            Line {
-                kind: PriceItemType::TenantAdjustment,
-                type_id: adjustment.code,
-                text: LineText::Tenant(adjustment.description),
-                unit_price: adjustment.amount,
-                quantity: 1,
-                payer: Payer::Customer,
-                tariff: None,
-                bracket: None,
-            },
+            customer_line(
+                PriceItemType::TenantAdjustment,
+                adjustment.code,
+                LineText::Tenant(adjustment.description),
+                adjustment.amount,
+            ),
             PRICE,
         )?;
         quote.customer_price = quote
@@ -398,22 +394,37 @@ pub fn accept_sent_price(mut quote: Quote, sent: Option<Decimal>) -> Result<Quot
         items: std::mem::take(&mut quote.lines),
     };
     lines.push(
-        Line {
-            kind: PriceItemType::Adjustment,
-            type_id: 0,
-            text: LineText::Adjustment,
-            unit_price: difference,
-            quantity: 1,
-            payer: Payer::Customer,
-            tariff: None,
-            bracket: None,
-        },
+        customer_line(
+            PriceItemType::Adjustment,
+            0,
+            LineText::Adjustment,
+            difference,
+        ),
         PRICE,
     )?;
     quote.lines = lines.items;
     quote.customer_price += difference;
     quote.price = sent;
     Ok(quote)
+}
+
+/// One line of `amount`, quantity 1, paid by the customer, priced by no tariff.
+fn customer_line(
+    kind: PriceItemType,
+    type_id: i64,
+    text: LineText,
+    amount: Decimal,
+) -> Line<'static> {
+    Line {
+        kind,
+        type_id,
+        text,
+        unit_price: amount,
+        quantity: 1,
+        payer: Payer::Customer,
+        tariff: None,
+        bracket: None,
+    }
 }
 
 #[cfg(test)]
