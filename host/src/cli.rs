@@ -289,11 +289,13 @@ impl Cli {
             cache_dir,
         }) = self.command
         {
-            let (component, sha256) = check_component(&config, &component, &file, cache_dir)?;
+            let checked = check_file(&config, &component, &file, cache_dir)?;
             println!(
-                "{} can replace {component}: a component that imports only what this host \
-                 offers to it and exports a request handler (sha256 {sha256})",
-                file.display()
+                "{} can replace {}: a component that imports only what this host offers to it \
+                 and exports a request handler (sha256 {})",
+                file.display(),
+                checked.component,
+                checked.sha256
             );
             return Ok(());
         }
@@ -422,29 +424,21 @@ impl Cli {
     }
 }
 
-/// Checks `file` as a replacement of platform component `name` (compiling it into the cache):
-/// the component and the file's sha256, or why the file is refused.
-fn check_component(
-    config: &Config,
-    name: &str,
-    file: &std::path::Path,
-    cache_dir: Option<std::path::PathBuf>,
-) -> anyhow::Result<(Component, String)> {
-    let checked = check_file(config, name, file, cache_dir)?;
-    Ok((checked.component, checked.sha256))
-}
-
 /// A component file that passed `component check`, with the runtime that checked it.
 struct CheckedFile {
     component: Component,
     sha256: String,
+    /// Its bytes.
+    wasm: Vec<u8>,
     /// It, ready to serve requests as `component`.
     serving: Serving,
     /// A runtime of the configuration's limits.
     runtime: Runtime,
 }
 
-/// What [`check_component`] does, keeping the checked component and its runtime.
+/// Checks `file` as a replacement of platform component `name` (compiling it into the cache),
+/// as `component check`, `install` and `run` do: the file, checked and linked, or why it is
+/// refused.
 fn check_file(
     config: &Config,
     name: &str,
@@ -464,6 +458,7 @@ fn check_file(
     Ok(CheckedFile {
         component,
         sha256,
+        wasm,
         serving,
         runtime,
     })
@@ -476,6 +471,7 @@ async fn run_component(config: &Config, args: &component_run::RunArgs) -> anyhow
     let caller = run_tenant(&storage, args.data.as_deref()).await?;
     component_run::run(
         &checked.runtime,
+        checked.component,
         &checked.serving,
         storage,
         caller,
@@ -524,9 +520,12 @@ async fn component_command(
             file,
             cache_dir,
         } => {
-            let (component, sha256) = check_component(config, &component, &file, cache_dir)?;
-            let wasm =
-                std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
+            let CheckedFile {
+                component,
+                sha256,
+                wasm,
+                ..
+            } = check_file(config, &component, &file, cache_dir)?;
             match storage
                 .install_component(&tenant, component.name(), &sha256, &wasm)
                 .await?

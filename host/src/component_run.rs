@@ -67,18 +67,18 @@ enum Prepared {
     Answered(Response<Full<Bytes>>),
 }
 
-/// Runs the request of `args` through `serving` (checked as `args.component` by `runtime`) on
+/// Runs the request of `args` through `serving` (checked as `component` by `runtime`) on
 /// the tenant [`TENANT`] of `storage`, as `caller`, and prints what happened. An error when
 /// the component trapped or ran out of time, naming the limit it hit.
 pub async fn run(
     runtime: &Runtime,
+    component: rental_platform::Component,
     serving: &Serving,
     storage: Storage,
     caller: Caller,
     args: &RunArgs,
     base_domain: &str,
 ) -> anyhow::Result<()> {
-    let component: rental_platform::Component = args.component.parse()?;
     let tenant = storage
         .tenant(TENANT)
         .await?
