@@ -41,13 +41,13 @@ struct EndpointLabels {
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ComponentLabels {
-    component: String,
+    component: &'static str,
     build: &'static str,
 }
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct OutcomeLabels {
-    component: String,
+    component: &'static str,
     build: &'static str,
     outcome: &'static str,
 }
@@ -246,7 +246,7 @@ impl Metrics {
     ) {
         self.outcomes
             .get_or_create(&OutcomeLabels {
-                component: component.name().to_owned(),
+                component: component.name(),
                 build: build.label(),
                 outcome,
             })
@@ -300,7 +300,7 @@ impl Metrics {
 
 fn component_labels(component: PlatformComponent, build: Build) -> ComponentLabels {
     ComponentLabels {
-        component: component.name().to_owned(),
+        component: component.name(),
         build: build.label(),
     }
 }
