@@ -1,5 +1,5 @@
 //! Bindings to the platform's WIT imports (`rental:platform/context` and `store`; with the
-//! `webhook` feature also `secrets` and `bank`).
+//! `webhook` feature also `secrets` and `bank`) and to its `handler` export.
 //!
 //! The only place where `wit_bindgen::generate!` runs. The rest of the crate wraps these raw
 //! types in the typed API the components use; nothing here is public.
@@ -20,5 +20,16 @@ pub(crate) mod webhook {
             "rental:platform/context@0.1.0": crate::bindings::rental::platform::context,
             "rental:platform/store@0.1.0": crate::bindings::rental::platform::store,
         },
+    });
+}
+
+/// The `rental:platform/handler` export, which [`export_handler!`](crate::export_handler)
+/// fills with the component's [`Handler`](crate::Handler) beside its `wasi:http` export.
+pub mod handler_export {
+    wit_bindgen::generate!({
+        world: "handler-export",
+        path: "wit",
+        pub_export_macro: true,
+        export_macro_name: "export_platform_handler",
     });
 }

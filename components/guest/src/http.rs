@@ -16,6 +16,9 @@ use wasip2::http::types::{
     Fields, IncomingBody, IncomingRequest, Method, OutgoingBody, OutgoingResponse, ResponseOutparam,
 };
 
+use crate::bindings::handler_export::exports::rental::platform::handler::{
+    Guest as HandlerGuest, Request as WholeRequest, Response as WholeResponse,
+};
 use crate::error::Error;
 
 /// Media type of every JSON body the components send.
@@ -223,6 +226,23 @@ impl<H: Handler> Guest for Export<H> {
     }
 }
 
+/// The platform's lean entry point, `rental:platform/handler`: the same answer as the
+/// `wasi:http` export, from a request the host has read whole and as a response returned
+/// whole. An invalid response head (a header name or value, a status) is the host's to refuse.
+impl<H: Handler> HandlerGuest for Export<H> {
+    fn handle(request: WholeRequest) -> WholeResponse {
+        let mut read = Request::new(request.method, &request.path_with_query);
+        read.headers = request.headers;
+        read.body = request.body;
+        let response = respond::<H>(read);
+        WholeResponse {
+            status: response.status,
+            headers: response.headers,
+            body: response.body,
+        }
+    }
+}
+
 /// The response the component sends for `request`: `H`'s answer (or its error's body), with
 /// the correlation id.
 pub(crate) fn respond<H: Handler>(request: Request) -> Response {
@@ -255,7 +275,9 @@ fn with_correlation_id(response: Response) -> Response {
     response.with_header(CORRELATION_HEADER, crate::context::correlation_id())
 }
 
-/// Exports a [`Handler`] as the component's `wasi:http/incoming-handler`.
+/// Exports a [`Handler`] as the component's `wasi:http/incoming-handler`, which Spin and
+/// `wasmtime serve` call, and as `rental:platform/handler`, which `rentald` calls: the same
+/// answer without `wasi:http`'s resources and streams.
 ///
 /// Use it once, at the root of a component crate, as the [crate documentation](crate) shows.
 ///
@@ -269,6 +291,9 @@ macro_rules! export_handler {
         const _: () = {
             type RentalGuestHttpExport = $crate::http::Export<$handler>;
             $crate::__private::wasip2::http::proxy::export!(RentalGuestHttpExport);
+            $crate::__private::handler_export::export_platform_handler!(
+                RentalGuestHttpExport with_types_in $crate::__private::handler_export
+            );
         };
         #[cfg(not(target_arch = "wasm32"))]
         const _: fn($crate::Request) -> ::core::result::Result<$crate::Response, $crate::Error> =

@@ -61,4 +61,6 @@ pub use store::retry_on_conflict;
 #[doc(hidden)]
 pub mod __private {
     pub use wasip2;
+
+    pub use crate::bindings::handler_export;
 }
