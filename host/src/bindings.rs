@@ -38,3 +38,15 @@ pub fn add_webhook_imports(linker: &mut Linker<HostState>) -> wasmtime::Result<(
     bank::add_to_linker::<_, HasSelf<HostState>>(linker, |s| s)?;
     Ok(())
 }
+
+/// The `rental:platform/handler` export: the lean entry point the runtime calls instead of
+/// `wasi:http/incoming-handler` when a component has it.
+pub mod handler {
+    wasmtime::component::bindgen!({
+        path: "../wit",
+        world: "handler-export",
+        exports: { default: async },
+    });
+
+    pub use exports::rental::platform::handler::{Request, Response};
+}

@@ -292,10 +292,11 @@ impl Cli {
             let checked = check_file(&config, &component, &file, cache_dir)?;
             println!(
                 "{} can replace {}: a component that imports only what this host offers to it \
-                 and exports a request handler (sha256 {})",
+                 and exports a request handler (sha256 {}); rentald calls its {}",
                 file.display(),
                 checked.component,
-                checked.sha256
+                checked.sha256,
+                checked.serving.entry_point()
             );
             return Ok(());
         }

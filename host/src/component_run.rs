@@ -63,7 +63,7 @@ pub struct RunArgs {
 /// The request, as far as the front door takes it: its context and HTTP request, or the
 /// front door's own answer.
 enum Prepared {
-    Component(Box<(RequestContext, Request<Full<Bytes>>)>),
+    Component(Box<(RequestContext, Request<Bytes>)>),
     Answered(Response<Full<Bytes>>),
 }
 
@@ -186,7 +186,7 @@ fn prepare(
             .header(CONTENT_TYPE, "application/json")
             .header(CONTENT_LENGTH, body.len());
     }
-    let request = request.body(Full::new(body))?;
+    let request = request.body(body)?;
     Ok(Prepared::Component(Box::new((context, request))))
 }
 

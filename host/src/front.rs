@@ -354,7 +354,7 @@ impl App {
                 return Err(failed(StatusCode::SERVICE_UNAVAILABLE, ErrorCode::Unknown));
             }
         };
-        let guest_request = Request::from_parts(parts, Full::new(body));
+        let guest_request = Request::from_parts(parts, body);
         match self
             .runtime
             .handle(&component, self.storage.clone(), context, guest_request)

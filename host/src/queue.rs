@@ -20,7 +20,6 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http::{Method, Request, StatusCode};
-use http_body_util::Full;
 use rental_domain::Language;
 use rental_domain::payments;
 use rental_platform::Component;
@@ -199,7 +198,7 @@ async fn invoke(app: &App, component: Component, message: &Claimed) -> Settle {
             format!("{}.queue.internal", tenant.slug),
         )
         .header(http::header::CONTENT_TYPE, "application/json")
-        .body(Full::new(Bytes::from(message.payload.clone())));
+        .body(Bytes::from(message.payload.clone()));
     let request = match request {
         Ok(request) => request,
         Err(e) => return Settle::Dead(format!("not a deliverable message: {e}")),

@@ -8,13 +8,18 @@ mod registry;
 mod state;
 pub mod wit;
 
+use std::future::Future;
 use std::path::{Path, PathBuf};
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use bytes::Bytes;
-use http_body_util::{BodyExt as _, LengthLimitError, Limited};
+use http_body_util::{BodyExt as _, Full, LengthLimitError, Limited};
+use tokio::sync::OwnedSemaphorePermit;
+use tokio::task::JoinHandle;
+use tokio::time::error::Elapsed;
 use tracing::Instrument as _;
 use wasmtime::component::{Component, Linker};
 use wasmtime::{
@@ -34,6 +39,7 @@ use fairness::Pacer;
 use registry::Registry;
 use rental_platform::{Component as PlatformComponent, WIT_VERSION, World};
 
+use crate::bindings::handler::{self, HandlerExportPre};
 use crate::metrics::Metrics;
 use crate::storage::Storage;
 
@@ -80,13 +86,35 @@ impl Default for Limits {
 
 /// A compiled, pre-linked component, ready to instantiate.
 pub struct LoadedComponent {
+    /// Its `wasi:http/incoming-handler`, which every component exports.
     pre: ProxyPre<HostState>,
+    /// Its `rental:platform/handler`, when it exports one: called instead of `pre`, with the
+    /// request and the response as two values rather than `wasi:http`'s resources and streams.
+    whole: Option<HandlerExportPre<HostState>>,
 }
 
 /// The component chosen to serve a tenant's request, and whose build it is.
 pub struct Serving {
     loaded: Arc<LoadedComponent>,
     build: Build,
+}
+
+impl Serving {
+    /// The export the runtime calls: `rental:platform/handler` when the component has it,
+    /// else `wasi:http/incoming-handler`.
+    pub fn entry_point(&self) -> &'static str {
+        self.loaded.entry_point()
+    }
+}
+
+impl LoadedComponent {
+    fn entry_point(&self) -> &'static str {
+        if self.whole.is_some() {
+            "rental:platform/handler"
+        } else {
+            "wasi:http/incoming-handler"
+        }
+    }
 }
 
 /// How a request inside a component ended.
@@ -340,13 +368,15 @@ impl Runtime {
                 )
             }
         })?;
+        // Components built before the platform's own entry point only have `wasi:http`.
+        let whole = HandlerExportPre::new(pre.clone()).ok();
         let pre = ProxyPre::new(pre).map_err(|e| {
             anyhow::Error::from(e).context(format!(
                 "component does not export `wasi:http/incoming-handler@0.2.x`, which `{name}` \
                  must: a request handler (in Rust, `rental_guest::export_handler!`)"
             ))
         })?;
-        Ok(LoadedComponent { pre })
+        Ok(LoadedComponent { pre, whole })
     }
 
     /// The component serving `name` for a tenant: the tenant's own when it has one installed,
@@ -378,7 +408,12 @@ impl Runtime {
                     }
                 };
                 let loaded = self.link(name, &component)?;
-                tracing::info!(component = name.name(), %sha256, "component loaded");
+                tracing::info!(
+                    component = name.name(),
+                    %sha256,
+                    entry_point = loaded.entry_point(),
+                    "component loaded"
+                );
                 Ok::<_, anyhow::Error>(loaded)
             })
             .await
@@ -448,34 +483,26 @@ impl Runtime {
 
     /// Runs one request through a component in a fresh store, bounded in time and memory; not
     /// at all ([`Outcome::Busy`]) when none of its tenant's seats frees in time.
-    pub async fn handle<B>(
+    pub async fn handle(
         &self,
         component: &Serving,
         storage: Storage,
         request: RequestContext,
-        http_request: http::Request<B>,
-    ) -> Outcome
-    where
-        B: hyper::body::Body<Data = Bytes> + Send + 'static,
-        B::Error: Into<wasmtime_wasi_http::Error>,
-    {
+        http_request: http::Request<Bytes>,
+    ) -> Outcome {
         self.handle_measured(component, storage, request, http_request)
             .await
             .0
     }
 
     /// [`Self::handle`], and what the run used against its limits.
-    pub async fn handle_measured<B>(
+    pub async fn handle_measured(
         &self,
         component: &Serving,
         storage: Storage,
         request: RequestContext,
-        http_request: http::Request<B>,
-    ) -> (Outcome, Usage)
-    where
-        B: hyper::body::Body<Data = Bytes> + Send + 'static,
-        B::Error: Into<wasmtime_wasi_http::Error>,
-    {
+        http_request: http::Request<Bytes>,
+    ) -> (Outcome, Usage) {
         let memory = Arc::new(MemoryWatch::default());
         let mut usage = Usage {
             elapsed: Duration::ZERO,
@@ -493,18 +520,14 @@ impl Runtime {
     }
 
     /// Runs the request in a fresh store whose memories `memory` watches.
-    async fn run<B>(
+    async fn run(
         &self,
         component: &Serving,
         storage: Storage,
         request: RequestContext,
-        http_request: http::Request<B>,
+        http_request: http::Request<Bytes>,
         memory: Arc<MemoryWatch>,
-    ) -> Outcome
-    where
-        B: hyper::body::Body<Data = Bytes> + Send + 'static,
-        B::Error: Into<wasmtime_wasi_http::Error>,
-    {
+    ) -> Outcome {
         let deadline = self.limits.deadline;
         let name = request.component;
         let clock = self.pacer.clock(&request.tenant.slug);
@@ -553,82 +576,296 @@ impl Runtime {
             })
         });
 
+        let loaded = component.loaded.clone();
+        let calls = Calls {
+            metrics: self.metrics.clone(),
+            name,
+            build: component.build,
+            deadline,
+        };
+        let ended = match &loaded.whole {
+            Some(whole) => calls.whole(whole.clone(), store, seat, http_request).await,
+            None => {
+                calls
+                    .wasi_http(loaded.pre.clone(), store, seat, http_request)
+                    .await
+            }
+        };
+        let outcome = match ended {
+            Ended::Answered(outcome) => outcome,
+            Ended::Failed(trap) if memory.refused() => Outcome::Trap(trap.context(format!(
+                "the component reached its memory limit of {} MiB (--memory-limit-mib)",
+                self.limits.memory_bytes >> 20
+            ))),
+            Ended::Failed(trap) => Outcome::Trap(trap),
+            Ended::TimedOut => Outcome::Timeout,
+        };
+        log_guest_stderr(name, &stderr.contents());
+        self.metrics
+            .component_finished(name, component.build, outcome.label());
+        outcome
+    }
+}
+
+/// How a guest's call ended, before the runtime tells it as an [`Outcome`].
+enum Ended {
+    Answered(Outcome),
+    /// The guest trapped or failed before answering.
+    Failed(anyhow::Error),
+    /// The deadline passed first.
+    TimedOut,
+}
+
+/// What both ways of calling a guest need besides the guest.
+struct Calls {
+    metrics: Arc<Metrics>,
+    name: PlatformComponent,
+    build: Build,
+    deadline: Duration,
+}
+
+/// A future borrowing the store of the request.
+type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = wasmtime::Result<T>> + Send + 'a>>;
+
+/// The guest's task: its outcome, unless the deadline passed first.
+type GuestTask<T> = JoinHandle<Result<wasmtime::Result<T>, Elapsed>>;
+
+impl Calls {
+    /// Instantiates the guest and calls it, in a task of its own that holds the tenant's seat
+    /// until the store is dropped with it, under the deadline; the request's span goes with
+    /// it, so that what the capabilities log names the request. A client that hangs up stops
+    /// waiting for the task, not the task: a guest is never dropped halfway through a
+    /// transaction.
+    fn spawn<I, T>(
+        self,
+        mut store: Store<HostState>,
+        seat: OwnedSemaphorePermit,
+        instantiate: impl for<'a> FnOnce(&'a mut Store<HostState>) -> StoreFuture<'a, I>
+        + Send
+        + 'static,
+        call: impl for<'a> FnOnce(I, &'a mut Store<HostState>) -> StoreFuture<'a, T> + Send + 'static,
+    ) -> GuestTask<T>
+    where
+        I: Send + 'static,
+        T: Send + 'static,
+    {
+        let Self {
+            metrics,
+            name,
+            build,
+            deadline,
+        } = self;
+        tokio::spawn(
+            tokio::time::timeout(deadline, async move {
+                let _seat = seat;
+                let started = Instant::now();
+                let instance = instantiate(&mut store).await?;
+                metrics.component_instantiated(name, build, started.elapsed());
+                let started = Instant::now();
+                let called = call(instance, &mut store).await;
+                metrics.component_executed(name, build, started.elapsed());
+                called
+            })
+            .in_current_span(),
+        )
+    }
+
+    /// Calls `rental:platform/handler` with the whole request.
+    async fn whole(
+        self,
+        pre: HandlerExportPre<HostState>,
+        store: Store<HostState>,
+        seat: OwnedSemaphorePermit,
+        request: http::Request<Bytes>,
+    ) -> Ended {
+        let (parts, body) = request.into_parts();
+        let request = handler::Request {
+            method: parts.method.as_str().to_owned(),
+            path_with_query: parts
+                .uri
+                .path_and_query()
+                .map_or_else(|| "/".to_owned(), ToString::to_string),
+            headers: parts
+                .headers
+                .iter()
+                .map(|(name, value)| (name.as_str().to_owned(), value.as_bytes().to_vec()))
+                .collect(),
+            body: body.into(),
+        };
+        let guest = self.spawn(
+            store,
+            seat,
+            |store| Box::pin(async move { pre.instantiate_async(store).await }),
+            |instance, store| {
+                Box::pin(async move {
+                    instance
+                        .rental_platform_handler()
+                        .call_handle(store, &request)
+                        .await
+                })
+            },
+        );
+        match guest.await {
+            Ok(Ok(Ok(response))) => match whole_response(response) {
+                Ok(response) => Ended::Answered(Outcome::Response(response)),
+                Err(refused) => Ended::Answered(Outcome::Trap(refused)),
+            },
+            Ok(Ok(Err(trap))) => Ended::Failed(trap.into()),
+            Ok(Err(_elapsed)) => Ended::TimedOut,
+            Err(join) => Ended::Failed(join.into()),
+        }
+    }
+
+    /// Calls `wasi:http/incoming-handler`, and reads the response body as the guest streams it.
+    async fn wasi_http(
+        self,
+        pre: ProxyPre<HostState>,
+        mut store: Store<HostState>,
+        seat: OwnedSemaphorePermit,
+        request: http::Request<Bytes>,
+    ) -> Ended {
+        let deadline = self.deadline;
         let (sender, receiver) = tokio::sync::oneshot::channel();
         let prepared: wasmtime::Result<_> = (|| {
             let req = store
                 .data_mut()
                 .http()
-                .new_incoming_request(Scheme::Http, http_request)?;
+                .new_incoming_request(Scheme::Http, request.map(Full::new))?;
             let out = store.data_mut().http().new_response_outparam(sender)?;
             Ok((req, out))
         })();
         let (req, out) = match prepared {
             Ok(v) => v,
-            Err(e) => return Outcome::Trap(e.into()),
+            Err(e) => return Ended::Answered(Outcome::Trap(e.into())),
         };
-        let pre = component.loaded.pre.clone();
-        let build = component.build;
-        let metrics = self.metrics.clone();
-        // The guest runs in a task of its own; the request's span goes with it, so that what
-        // the capabilities log names the request.
-        // The tenant's seat is held until the store is dropped with the task.
-        let guest = tokio::spawn(
-            tokio::time::timeout(deadline, async move {
-                let _seat = seat;
-                let started = Instant::now();
-                let proxy = pre.instantiate_async(&mut store).await?;
-                metrics.component_instantiated(name, build, started.elapsed());
-                let started = Instant::now();
-                let handled = proxy
-                    .wasi_http_incoming_handler()
-                    .call_handle(&mut store, req, out)
-                    .await;
-                metrics.component_executed(name, build, started.elapsed());
-                handled
-            })
-            .in_current_span(),
+        let guest = self.spawn(
+            store,
+            seat,
+            |store| Box::pin(async move { pre.instantiate_async(store).await }),
+            |proxy, store| {
+                Box::pin(async move {
+                    proxy
+                        .wasi_http_incoming_handler()
+                        .call_handle(store, req, out)
+                        .await
+                })
+            },
         );
 
-        let answer = tokio::time::timeout(deadline, async {
+        let answered = tokio::time::timeout(deadline, async {
             match receiver.await {
                 Ok(Ok(response)) => {
                     let (parts, body) = response.into_parts();
-                    match Limited::new(body, MAX_RESPONSE_BODY).collect().await {
-                        Ok(body) => {
-                            Outcome::Response(http::Response::from_parts(parts, body.to_bytes()))
-                        }
-                        Err(e) if e.is::<LengthLimitError>() => Outcome::Trap(anyhow::anyhow!(
-                            "the response body is over the limit of {} MiB",
-                            MAX_RESPONSE_BODY >> 20
-                        )),
-                        Err(e) => Outcome::Trap(anyhow::anyhow!("response body failed: {e:?}")),
-                    }
+                    Ended::Answered(
+                        match Limited::new(body, MAX_RESPONSE_BODY).collect().await {
+                            Ok(body) => Outcome::Response(http::Response::from_parts(
+                                parts,
+                                body.to_bytes(),
+                            )),
+                            Err(e) if e.is::<LengthLimitError>() => {
+                                Outcome::Trap(body_over_limit())
+                            }
+                            Err(e) => Outcome::Trap(anyhow::anyhow!("response body failed: {e:?}")),
+                        },
+                    )
                 }
-                Ok(Err(code)) => {
-                    Outcome::Trap(anyhow::anyhow!("guest answered with error {code:?}"))
-                }
+                Ok(Err(code)) => Ended::Answered(Outcome::Trap(anyhow::anyhow!(
+                    "guest answered with error {code:?}"
+                ))),
                 Err(_) => match guest.await {
-                    Ok(Ok(Ok(()))) => {
-                        Outcome::Trap(anyhow::anyhow!("guest returned without a response"))
-                    }
-                    Ok(Ok(Err(trap))) if memory.refused() => {
-                        Outcome::Trap(anyhow::Error::from(trap).context(format!(
-                            "the component reached its memory limit of {} MiB \
-                             (--memory-limit-mib)",
-                            self.limits.memory_bytes >> 20
-                        )))
-                    }
-                    Ok(Ok(Err(trap))) => Outcome::Trap(trap.into()),
-                    Ok(Err(_elapsed)) => Outcome::Timeout,
-                    Err(join) => Outcome::Trap(join.into()),
+                    Ok(Ok(Ok(()))) => Ended::Answered(Outcome::Trap(anyhow::anyhow!(
+                        "guest returned without a response"
+                    ))),
+                    Ok(Ok(Err(trap))) => Ended::Failed(trap.into()),
+                    Ok(Err(_elapsed)) => Ended::TimedOut,
+                    Err(join) => Ended::Failed(join.into()),
                 },
             }
         })
         .await;
-        let outcome = answer.unwrap_or(Outcome::Timeout);
-        log_guest_stderr(name, &stderr.contents());
-        self.metrics
-            .component_finished(name, component.build, outcome.label());
-        outcome
+        answered.unwrap_or(Ended::TimedOut)
+    }
+}
+
+/// A response body past [`MAX_RESPONSE_BODY`].
+fn body_over_limit() -> anyhow::Error {
+    anyhow::anyhow!(
+        "the response body is over the limit of {} MiB",
+        MAX_RESPONSE_BODY >> 20
+    )
+}
+
+/// The HTTP response a guest returned whole; refused when its status or a header is not
+/// valid HTTP, or its body is over [`MAX_RESPONSE_BODY`].
+fn whole_response(response: handler::Response) -> anyhow::Result<http::Response<Bytes>> {
+    if response.body.len() > MAX_RESPONSE_BODY {
+        return Err(body_over_limit());
+    }
+    let mut answer = http::Response::new(Bytes::from(response.body));
+    *answer.status_mut() = http::StatusCode::from_u16(response.status)
+        .with_context(|| format!("invalid response status {}", response.status))?;
+    let headers = answer.headers_mut();
+    for (name, value) in response.headers {
+        let header = http::HeaderName::from_bytes(name.as_bytes())
+            .with_context(|| format!("invalid response header name {name:?}"))?;
+        let value = http::HeaderValue::try_from(value)
+            .with_context(|| format!("invalid value of response header {name}"))?;
+        headers.append(header, value);
+    }
+    Ok(answer)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answer(status: u16, headers: &[(&str, &str)], body: &[u8]) -> handler::Response {
+        handler::Response {
+            status,
+            headers: headers
+                .iter()
+                .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()))
+                .collect(),
+            body: body.to_vec(),
+        }
+    }
+
+    #[test]
+    fn a_whole_response_keeps_its_status_headers_and_body() {
+        let response = whole_response(answer(
+            201,
+            &[
+                ("content-type", "application/json"),
+                ("x-a", "1"),
+                ("x-a", "2"),
+            ],
+            b"{}",
+        ))
+        .unwrap();
+        assert_eq!(response.status(), 201);
+        assert_eq!(response.headers()["content-type"], "application/json");
+        let repeated: Vec<_> = response.headers().get_all("x-a").iter().collect();
+        assert_eq!(repeated, ["1", "2"], "repeated headers keep their order");
+        assert_eq!(response.body().as_ref(), b"{}");
+    }
+
+    #[test]
+    fn a_whole_response_that_is_not_http_is_refused() {
+        for (refused, why) in [
+            (answer(1000, &[], b""), "invalid response status"),
+            (
+                answer(200, &[("bad name", "x")], b""),
+                "invalid response header name",
+            ),
+            (answer(200, &[("x-a", "line\nbreak")], b""), "invalid value"),
+            (
+                answer(200, &[], &vec![b'x'; MAX_RESPONSE_BODY + 1]),
+                "over the limit",
+            ),
+        ] {
+            let error = whole_response(refused).unwrap_err();
+            assert!(format!("{error:#}").contains(why), "{error:#}");
+        }
+        assert!(whole_response(answer(200, &[], &vec![b'x'; MAX_RESPONSE_BODY])).is_ok());
     }
 }

@@ -7,9 +7,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use rentald_tests::{TestApp, cache_dir, components_dir, on_both_backends};
+use rentald_tests::{Backend, Options, TestApp, cache_dir, components_dir, on_both_backends};
 use serde_json::Value;
 use sha2::{Digest as _, Sha256};
+use wac_graph::types::Package;
+use wac_graph::{CompositionGraph, EncodeOptions};
 
 const VARIANT_HEADER: &str = "x-component-variant";
 const LIST: &str = "/api/bookings/list?limit=1";
@@ -43,6 +45,30 @@ fn with_custom_section(from: &Path, to: &Path, payload: &str) {
     }
     wasm.extend_from_slice(&section);
     std::fs::write(to, wasm).unwrap();
+}
+
+/// The `wasi:http` export every component has.
+const WASI_HTTP_HANDLER: &str = "wasi:http/incoming-handler@0.2.12";
+
+/// A component with only the `wasi:http` export of `from`, as one built before the
+/// platform's `rental:platform/handler` was: a composition that instantiates `from` (its
+/// imports become the composition's) and exports that one export of it.
+fn wasi_http_only(from: &Path, to: &Path) {
+    let mut graph = CompositionGraph::new();
+    let package = Package::from_bytes(
+        "rental:old",
+        None,
+        std::fs::read(from).unwrap(),
+        graph.types_mut(),
+    )
+    .unwrap();
+    let package = graph.register_package(package).unwrap();
+    let instance = graph.instantiate(package);
+    let handler = graph
+        .alias_instance_export(instance, WASI_HTTP_HANDLER)
+        .unwrap();
+    graph.export(handler, WASI_HTTP_HANDLER).unwrap();
+    std::fs::write(to, graph.encode(EncodeOptions::default()).unwrap()).unwrap();
 }
 
 /// `rentald component ...`, with the test servers' compile cache for installs.
@@ -346,4 +372,45 @@ on_both_backends! {
         assert_eq!(app.sql_count("SELECT COUNT(*) FROM component_blobs").await, 0);
         assert_eq!(app.sql_count("SELECT COUNT(*) FROM tenant_components").await, 0);
     }
+}
+
+/// rentald calls a component's `rental:platform/handler`, and one built without it (only
+/// `wasi:http/incoming-handler`) is still checked, installed and served, through `wasi:http`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_component_without_the_platform_handler_is_served_through_wasi_http() {
+    let app = TestApp::spawn(Options::new(Backend::Sqlite))
+        .await
+        .expect("sqlite always runs");
+    let dir = tempfile::tempdir().unwrap();
+    let old = dir.path().join("variant-wasi-http.wasm");
+    wasi_http_only(&variant_wasm(), &old);
+
+    let current = component_ok(
+        &app,
+        &["check", variant_wasm().to_str().unwrap(), "--as", "listing"],
+    )
+    .await;
+    assert!(
+        current.contains("rentald calls its rental:platform/handler"),
+        "{current}"
+    );
+    let before = component_ok(&app, &["check", old.to_str().unwrap(), "--as", "listing"]).await;
+    assert!(
+        before.contains("rentald calls its wasi:http/incoming-handler"),
+        "{before}"
+    );
+
+    let alpha = app.tenant_with_token("alpha", true).await;
+    component_ok(
+        &app,
+        &[
+            "install",
+            "--tenant",
+            "alpha",
+            "listing",
+            old.to_str().unwrap(),
+        ],
+    )
+    .await;
+    wait_for(&app, "alpha", &alpha, true).await;
 }
