@@ -18,7 +18,7 @@ use anyhow::Context as _;
 use bytes::Bytes;
 use http_body_util::{BodyExt as _, Full, LengthLimitError, Limited};
 use tokio::sync::OwnedSemaphorePermit;
-use tokio::task::JoinHandle;
+use tokio::task::{JoinError, JoinHandle};
 use tokio::time::error::Elapsed;
 use tracing::Instrument as _;
 use wasmtime::component::{Component, Linker};
@@ -616,6 +616,21 @@ enum Ended {
     TimedOut,
 }
 
+impl Ended {
+    /// How the guest's task ended, its answer told by `answered`.
+    fn from_task<T>(
+        joined: Result<Result<wasmtime::Result<T>, Elapsed>, JoinError>,
+        answered: impl FnOnce(T) -> Ended,
+    ) -> Ended {
+        match joined {
+            Ok(Ok(Ok(value))) => answered(value),
+            Ok(Ok(Err(trap))) => Ended::Failed(trap.into()),
+            Ok(Err(_elapsed)) => Ended::TimedOut,
+            Err(join) => Ended::Failed(join.into()),
+        }
+    }
+}
+
 /// What both ways of calling a guest need besides the guest.
 struct Calls {
     metrics: Arc<Metrics>,
@@ -705,15 +720,12 @@ impl Calls {
                 })
             },
         );
-        match guest.await {
-            Ok(Ok(Ok(response))) => match whole_response(response) {
-                Ok(response) => Ended::Answered(Outcome::Response(response)),
-                Err(refused) => Ended::Answered(Outcome::Trap(refused)),
-            },
-            Ok(Ok(Err(trap))) => Ended::Failed(trap.into()),
-            Ok(Err(_elapsed)) => Ended::TimedOut,
-            Err(join) => Ended::Failed(join.into()),
-        }
+        Ended::from_task(guest.await, |response| {
+            Ended::Answered(match whole_response(response) {
+                Ok(response) => Outcome::Response(response),
+                Err(refused) => Outcome::Trap(refused),
+            })
+        })
     }
 
     /// Calls `wasi:http/incoming-handler`, and reads the response body as the guest streams it.
@@ -772,14 +784,11 @@ impl Calls {
                 Ok(Err(code)) => Ended::Answered(Outcome::Trap(anyhow::anyhow!(
                     "guest answered with error {code:?}"
                 ))),
-                Err(_) => match guest.await {
-                    Ok(Ok(Ok(()))) => Ended::Answered(Outcome::Trap(anyhow::anyhow!(
+                Err(_) => Ended::from_task(guest.await, |()| {
+                    Ended::Answered(Outcome::Trap(anyhow::anyhow!(
                         "guest returned without a response"
-                    ))),
-                    Ok(Ok(Err(trap))) => Ended::Failed(trap.into()),
-                    Ok(Err(_elapsed)) => Ended::TimedOut,
-                    Err(join) => Ended::Failed(join.into()),
-                },
+                    )))
+                }),
             }
         })
         .await;
