@@ -9,11 +9,12 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::models::{
-    Additional, Booking, BookingComment, BranchOffice, Car, Category, Customer, Model, Tariff,
+    Additional, Booking, BookingComment, BookingDescription, BranchOffice, Car, Category, Customer,
+    Model, Tariff,
 };
 use crate::payments::PaymentRecord;
 use crate::status::BookingStatus;
-use crate::store::{Bound, Counted, IndexKey, KeyPart, KeyRange, Stored};
+use crate::store::{Bound, Counted, IndexKey, KeyPart, KeyRange, Stored, View};
 
 /// Bookings ([`Booking`]), id = `Id`.
 pub mod bookings {
@@ -68,6 +69,13 @@ pub mod bookings {
             upper: Some(Bound::Inclusive(vec![owner])),
         }
     }
+}
+
+/// Bookings in list form ([`BookingDescription`], the items of `GET /api/bookings/list`), id =
+/// `Id`: a [`View`] of [`bookings`], rendered by the store on every write of a booking
+/// ([`VIEWS`]). Ranges name the indexes of [`bookings`].
+pub mod booking_items {
+    pub const COLLECTION: &str = "booking-items";
 }
 
 /// Locks on a car's calendar ([`CarLock`]), one per car and day, id = `<car id>/<day>`. Every
@@ -201,6 +209,32 @@ pub fn counted(collection: &str, index: &str, depth: usize) -> Option<&'static C
     COUNTED
         .iter()
         .find(|c| c.collection == collection && c.index == index && c.depth == depth)
+}
+
+/// The bookings in list form ([`booking_items`]).
+pub const BOOKING_ITEMS: View = View {
+    source: bookings::COLLECTION,
+    collection: booking_items::COLLECTION,
+    render: render_booking_item,
+};
+
+/// The collections the store renders from others ([`View`]).
+pub const VIEWS: &[View] = &[BOOKING_ITEMS];
+
+/// The view whose documents live in `collection`, if it is one.
+pub fn view(collection: &str) -> Option<&'static View> {
+    VIEWS.iter().find(|view| view.collection == collection)
+}
+
+/// The views rendered from documents of `collection`.
+pub fn views_of(collection: &str) -> impl Iterator<Item = &'static View> {
+    VIEWS.iter().filter(move |view| view.source == collection)
+}
+
+/// A stored booking as its list item ([`booking_items`]).
+fn render_booking_item(booking: &str) -> Result<String, serde_json::Error> {
+    let booking: Booking = serde_json::from_str(booking)?;
+    serde_json::to_string(&BookingDescription::from(&booking))
 }
 
 /// A stored customer: the customer and the API user who created it, which decides whether an

@@ -163,6 +163,26 @@ pub struct Counted {
     pub depth: usize,
 }
 
+/// A collection the store renders from another one: every write of a document of `source`
+/// also writes `render(body)` under the same id in `collection`, in the same transaction, and
+/// a delete deletes both. Nobody else writes it, so it is never behind its source.
+///
+/// A view has no indexes of its own: a range or scan that names the view's collection walks
+/// the source's indexes and returns the view's documents. A list can so read a page in the form
+/// it answers with, instead of decoding and encoding every stored document on every request.
+///
+/// Declaring another view needs a migration that queues the documents already stored for
+/// rendering (`views_pending`, migration `0005_booking_items`).
+#[derive(Debug, Clone, Copy)]
+pub struct View {
+    /// The collection whose documents are rendered.
+    pub source: &'static str,
+    /// The collection that holds the renderings.
+    pub collection: &'static str,
+    /// A source document's body as the view's body; an error refuses the write.
+    pub render: fn(&str) -> Result<String, serde_json::Error>,
+}
+
 impl KeyRange {
     /// The prefix this range covers exactly, if it is one: the whole index is the empty
     /// prefix.

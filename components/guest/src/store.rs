@@ -12,6 +12,7 @@
 use std::fmt;
 use std::marker::PhantomData;
 
+use rental_domain::store::View;
 pub use rental_domain::store::{Expect, Mode};
 use rental_domain::{Bound, KeyPart, KeyRange, Stored};
 use serde::Serialize;
@@ -131,6 +132,38 @@ impl<T: Stored> Document<T> {
                 source,
             }),
         }
+    }
+}
+
+/// A document of a view ([`View`]) as the store rendered it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rendered {
+    /// The document id: its source document's.
+    pub id: String,
+    /// The rendering, as the view's `render` wrote it.
+    pub body: String,
+}
+
+impl From<wit::Document> for Rendered {
+    fn from(document: wit::Document) -> Self {
+        Self {
+            id: document.id,
+            body: document.body,
+        }
+    }
+}
+
+/// The collection of `view`, which must be a view of `T`'s.
+fn of_source<T: Stored>(view: &View) -> Result<&'static str, StoreError> {
+    if view.source == T::COLLECTION {
+        Ok(view.collection)
+    } else {
+        Err(StoreError::Invalid(format!(
+            "`{}` is a view of `{}`, not of `{}`",
+            view.collection,
+            view.source,
+            T::COLLECTION
+        )))
     }
 }
 
@@ -370,6 +403,43 @@ impl Transaction {
             .into_iter()
             .map(Document::decode)
             .collect()
+    }
+
+    /// For each entry of a scan of `T`'s index, in index order, the document of `view` (a
+    /// view of `T`'s collection): as the store rendered it, undecoded.
+    pub fn scan_view<T: Stored>(
+        &self,
+        view: &View,
+        scan: &Scan<T>,
+    ) -> Result<Vec<Rendered>, StoreError> {
+        let mut query = scan.to_wit();
+        query.range.collection = of_source::<T>(view)?.to_owned();
+        Ok(self
+            .inner
+            .scan(&query)?
+            .into_iter()
+            .map(Rendered::from)
+            .collect())
+    }
+
+    /// The documents of `view` (a view of `T`'s collection) with these ids, in the order
+    /// asked; missing ones are left out. As [`Self::get_many`], undecoded.
+    pub fn get_many_view<T: Stored>(
+        &self,
+        view: &View,
+        ids: &[String],
+    ) -> Result<Vec<Rendered>, StoreError> {
+        let collection = of_source::<T>(view)?;
+        let mut documents = Vec::new();
+        for chunk in ids.chunks(GET_MANY_LIMIT) {
+            documents.extend(
+                self.inner
+                    .get_many(collection, chunk)?
+                    .into_iter()
+                    .map(Rendered::from),
+            );
+        }
+        Ok(documents)
     }
 
     /// The index entries of a scan, in index order, without loading documents.

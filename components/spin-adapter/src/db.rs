@@ -75,6 +75,7 @@ impl Database {
         db.execute_sql("PRAGMA foreign_keys = ON", &[], &[])?;
         db.create_schema()?;
         db.create_tenant()?;
+        db.render_pending_views()?;
         if crate::variable("demo_data").as_deref() == Some("true") {
             crate::store::load_demo(&db)?;
         }
@@ -162,6 +163,28 @@ impl Database {
             self.rollback();
         }
         created
+    }
+
+    /// Renders the views of the tenant's documents stored before their views were declared
+    /// (`views_pending`), as `rentald` does when it starts: a batch per transaction. Asking
+    /// whether any is pending takes no write lock, so that requests do not queue for it.
+    fn render_pending_views(&self) -> Result<(), StoreError> {
+        const BATCH: u32 = 500;
+        let asking = Scope::new(&self.tenant, Mode::ReadOnly);
+        while !self.run(asking.pending_views(1))?.is_empty() {
+            let scope = self.begin(Mode::ReadWrite)?;
+            let rendered = self
+                .run(scope.pending_views(BATCH))
+                .and_then(|pending| self.run(scope.render_pending_views(&pending)));
+            match rendered {
+                Ok(()) => self.commit()?,
+                Err(e) => {
+                    self.rollback();
+                    return Err(e);
+                }
+            }
+        }
+        Ok(())
     }
 
     fn table_exists(&self, table: &str) -> Result<bool, StoreError> {

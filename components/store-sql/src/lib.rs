@@ -48,6 +48,10 @@ pub const SQLITE_SCHEMA: &[(&str, &str)] = &[
         "index_counts",
         include_str!("../migrations/sqlite/0003_index_counts.sql"),
     ),
+    (
+        "views_pending",
+        include_str!("../migrations/sqlite/0005_views_pending.sql"),
+    ),
 ];
 
 /// The statements of one file of [`SQLITE_SCHEMA`], one by one, without comments (drivers
@@ -85,7 +89,7 @@ mod tests {
                 .iter()
                 .filter(|s| s.starts_with("CREATE TABLE"))
                 .count(),
-            9
+            10
         );
     }
 }

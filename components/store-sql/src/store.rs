@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use rental_domain::collections;
-use rental_domain::store::{Bound, Counted, IndexKey, KeyPart, KeyRange, Record};
+use rental_domain::store::{Bound, Counted, IndexKey, KeyPart, KeyRange, Record, View};
 pub use rental_domain::store::{Expect, Mode};
 
 use crate::error::StoreError;
@@ -25,6 +25,12 @@ pub struct Range {
 }
 
 impl Range {
+    /// The collection whose index entries the range covers: the view's source for a range
+    /// over a view ([`View`]), which has no entries of its own.
+    fn indexed_collection(&self) -> &str {
+        collections::view(&self.collection).map_or(&self.collection, |view| view.source)
+    }
+
     /// The half-open byte interval `[lo, hi)` of encoded keys.
     pub fn interval(&self) -> (Vec<u8>, Vec<u8>) {
         let lo = match &self.keys.lower {
@@ -217,6 +223,17 @@ impl Scope {
         text_value(&self.tenant)
     }
 
+    /// Refuses a write that names a view's collection: only the store writes a view.
+    fn not_a_view(collection: &str) -> Result<(), StoreError> {
+        match collections::view(collection) {
+            Some(view) => Err(StoreError::Invalid(format!(
+                "`{collection}` is rendered by the store from `{}` and cannot be written",
+                view.source
+            ))),
+            None => Ok(()),
+        }
+    }
+
     pub fn get(&self, collection: &str, id: &str) -> Plan<Option<Document>> {
         let statement = Statement::new(
             "SELECT id, revision, body FROM documents \
@@ -273,7 +290,7 @@ impl Scope {
         indexes: &[Index],
         expected: Expect,
     ) -> Plan<u64> {
-        if let Err(e) = self.writable() {
+        if let Err(e) = self.writable().and_then(|()| Self::not_a_view(collection)) {
             return Plan::refuse(e);
         }
         let mut params = vec![
@@ -300,6 +317,7 @@ impl Scope {
             Statement::new(sql.to_owned(), params, ONE_INT),
             collection,
             id,
+            body,
             indexes,
             fresh,
         ) {
@@ -312,20 +330,24 @@ impl Scope {
         .guard_first(|rows| rows.is_empty().then_some(StoreError::Conflict))
     }
 
-    /// The document's write, then the counts of its counted indexes ([`Counted`]), then its
-    /// index entries: those no longer wanted are deleted and the new ones inserted, so an
-    /// entry that stays (most of them, on an update) is not written again. A `fresh` document
-    /// (written with [`Expect::Absent`]) has no entries yet, so nothing is deleted or
-    /// decremented.
+    /// The document's write, then its views ([`View`]), then the counts of its counted
+    /// indexes ([`Counted`]), then its index entries: those no longer wanted are deleted and
+    /// the new ones inserted, so an entry that stays (most of them, on an update) is not
+    /// written again. A `fresh` document (written with [`Expect::Absent`]) has no entries yet,
+    /// so nothing is deleted or decremented.
     fn put_statements(
         &self,
         write: Statement,
         collection: &str,
         id: &str,
+        body: &str,
         indexes: &[Index],
         fresh: bool,
     ) -> Result<Vec<Statement>, StoreError> {
         let mut statements = vec![write];
+        for view in collections::views_of(collection) {
+            statements.push(self.view_statement(view, id, body)?);
+        }
         for counted in collections::COUNTED
             .iter()
             .filter(|c| c.collection == collection)
@@ -377,6 +399,26 @@ impl Scope {
             ));
         }
         Ok(statements)
+    }
+
+    /// Writes the rendering of a `view.source` document into the view, whatever is there.
+    fn view_statement(&self, view: &View, id: &str, body: &str) -> Result<Statement, StoreError> {
+        let rendered = (view.render)(body).map_err(|e| {
+            StoreError::Invalid(format!(
+                "document {}/{id} cannot be rendered into `{}`: {e}",
+                view.source, view.collection
+            ))
+        })?;
+        Ok(Statement::new(
+            PUT_ANY.to_owned(),
+            vec![
+                self.tenant_value(),
+                text_value(view.collection),
+                text_value(id),
+                Value::Text(rendered),
+            ],
+            ONE_INT,
+        ))
     }
 
     /// Takes the document's current entry of a counted index off its count, unless the entry
@@ -447,7 +489,17 @@ impl Scope {
                 ONE_INT,
             );
             let indexes: Vec<Index> = record.indexes.iter().map(Index::from).collect();
-            match self.put_statements(write, record.collection, &record.id, &indexes, false) {
+            let written = Self::not_a_view(record.collection).and_then(|()| {
+                self.put_statements(
+                    write,
+                    record.collection,
+                    &record.id,
+                    &record.body,
+                    &indexes,
+                    false,
+                )
+            });
+            match written {
                 Ok(more) => statements.extend(more),
                 Err(e) => return Plan::refuse(e),
             }
@@ -461,7 +513,7 @@ impl Scope {
     /// Deletes the document (and, by cascade, its index entries). With a revision, a document
     /// at another revision or none at all is a [`StoreError::Conflict`].
     pub fn delete(&self, collection: &str, id: &str, expected: Expect) -> Plan<()> {
-        if let Err(e) = self.writable() {
+        if let Err(e) = self.writable().and_then(|()| Self::not_a_view(collection)) {
             return Plan::refuse(e);
         }
         let mut params = vec![self.tenant_value(), text_value(collection), text_value(id)];
@@ -482,14 +534,16 @@ impl Scope {
             }
         };
         // The counts of the document's counted entries are taken off first, while the entries
-        // are there: after the document's row is locked and its revision checked by a write
-        // that changes nothing, so a delete that then fails its condition cannot have counted.
+        // are there, and its views deleted: after the document's row is locked and its
+        // revision checked by a write that changes nothing, so a delete that then fails its
+        // condition cannot have counted or deleted anything.
         let mut statements = Vec::new();
         let mut counted = collections::COUNTED
             .iter()
             .filter(|c| c.collection == collection)
             .peekable();
-        if counted.peek().is_some() {
+        let mut views = collections::views_of(collection).peekable();
+        if counted.peek().is_some() || views.peek().is_some() {
             statements.push(Statement::new(
                 sql.replacen(
                     "DELETE FROM documents",
@@ -499,8 +553,20 @@ impl Scope {
                 params.clone(),
                 &[Column::Text],
             ));
-            statements.extend(counted.map(|c| self.uncount_statement(c, id, None)));
         }
+        statements.extend(counted.map(|c| self.uncount_statement(c, id, None)));
+        statements.extend(views.map(|view| {
+            Statement::new(
+                "DELETE FROM documents WHERE tenant = $1 AND collection = $2 AND id = $3"
+                    .to_owned(),
+                vec![
+                    self.tenant_value(),
+                    text_value(view.collection),
+                    text_value(id),
+                ],
+                &[],
+            )
+        }));
         statements.push(Statement::new(sql.to_owned(), params, &[Column::Text]));
         let plan = Plan::new(statements, move |results| {
             let deleted = results.last().is_some_and(|rows| !rows.is_empty());
@@ -534,6 +600,8 @@ impl Scope {
         cap: u32,
     ) -> Statement {
         let (lo, hi) = scan.range.interval();
+        // The entries are the indexed collection's; the documents, the range's own ($8): those
+        // of a view, for a range over one.
         let select = |join: &str| {
             format!(
                 "SELECT {columns} FROM doc_index i {join} \
@@ -543,28 +611,32 @@ impl Scope {
                 dir = if scan.descending { "DESC" } else { "ASC" }
             )
         };
+        let mut params = vec![
+            self.tenant_value(),
+            text_value(scan.range.indexed_collection()),
+            text_value(&scan.range.index),
+            Value::Blob(lo),
+            Value::Blob(hi),
+            Value::Int(i64::from(scan.limit.min(cap))),
+            Value::Int(i64::from(scan.skip)),
+        ];
+        if with_documents {
+            params.push(text_value(&scan.range.collection));
+        }
         let statement = Statement::new(
             select(if with_documents {
-                "JOIN documents d ON d.tenant = i.tenant AND d.collection = i.collection \
+                "JOIN documents d ON d.tenant = i.tenant AND d.collection = $8 \
                      AND d.id = i.doc_id"
             } else {
                 ""
             }),
-            vec![
-                self.tenant_value(),
-                text_value(&scan.range.collection),
-                text_value(&scan.range.index),
-                Value::Blob(lo),
-                Value::Blob(hi),
-                Value::Int(i64::from(scan.limit.min(cap))),
-                Value::Int(i64::from(scan.skip)),
-            ],
+            params,
             kinds,
         );
         if with_documents {
             statement.on_postgres(select(
                 "CROSS JOIN LATERAL (SELECT id, revision, body FROM documents \
-                     WHERE tenant = i.tenant AND collection = i.collection AND id = i.doc_id \
+                     WHERE tenant = i.tenant AND collection = $8 AND id = i.doc_id \
                      OFFSET 0) d",
             ))
         } else {
@@ -597,11 +669,61 @@ impl Scope {
         })
     }
 
+    /// At most `limit` of the tenant's documents whose views are still to be rendered
+    /// (`views_pending`, filled by the migration that declares a view), with their
+    /// collections.
+    pub fn pending_views(&self, limit: u32) -> Plan<Vec<(String, Document)>> {
+        let statement = Statement::new(
+            "SELECT d.collection, d.id, d.revision, d.body FROM views_pending p \
+             JOIN documents d ON d.tenant = p.tenant AND d.collection = p.collection \
+                 AND d.id = p.id \
+             WHERE p.tenant = $1 ORDER BY p.collection, p.id LIMIT $2"
+                .to_owned(),
+            vec![self.tenant_value(), Value::Int(i64::from(limit))],
+            &[Column::Text, Column::Text, Column::Int, Column::Text],
+        );
+        Plan::new(vec![statement], |results| {
+            let rows = results.first().map(Vec::as_slice).unwrap_or_default();
+            rows.iter()
+                .map(|row| Ok((text(row, 0)?, document(&row[1..])?)))
+                .collect()
+        })
+    }
+
+    /// Renders the views of documents [`Self::pending_views`] returned and takes them off the
+    /// pending list.
+    pub fn render_pending_views(&self, pending: &[(String, Document)]) -> Plan<()> {
+        if let Err(e) = self.writable() {
+            return Plan::refuse(e);
+        }
+        let mut statements = Vec::new();
+        for (collection, document) in pending {
+            for view in collections::views_of(collection) {
+                match self.view_statement(view, &document.id, &document.body) {
+                    Ok(statement) => statements.push(statement),
+                    Err(e) => return Plan::refuse(e),
+                }
+            }
+            statements.push(Statement::new(
+                "DELETE FROM views_pending WHERE tenant = $1 AND collection = $2 AND id = $3"
+                    .to_owned(),
+                vec![
+                    self.tenant_value(),
+                    text_value(collection),
+                    text_value(&document.id),
+                ],
+                &[],
+            ));
+        }
+        Plan::new(statements, |_| Ok(()))
+    }
+
     /// The number of index entries in a range: one row read when the range is a prefix the
     /// store keeps counted ([`collections::COUNTED`]), else counted entry by entry.
     pub fn count(&self, range: &Range) -> Plan<u64> {
+        let collection = range.indexed_collection();
         let kept = range.keys.as_prefix().and_then(|prefix| {
-            let counted = collections::counted(&range.collection, &range.index, prefix.len())?;
+            let counted = collections::counted(collection, &range.index, prefix.len())?;
             counted_head(counted, prefix).ok()
         });
         if let Some(head) = kept {
@@ -611,7 +733,7 @@ impl Scope {
                     .to_owned(),
                 vec![
                     self.tenant_value(),
-                    text_value(&range.collection),
+                    text_value(collection),
                     text_value(&range.index),
                     Value::Blob(head),
                 ],
@@ -629,7 +751,7 @@ impl Scope {
                 .to_owned(),
             vec![
                 self.tenant_value(),
-                text_value(&range.collection),
+                text_value(collection),
                 text_value(&range.index),
                 Value::Blob(lo),
                 Value::Blob(hi),
@@ -832,5 +954,73 @@ mod tests {
             .keys(&scan)
             .run(|_| Ok(vec![vec![Value::Text("1".into()), Value::Blob(vec![9])]]));
         assert!(matches!(outcome, Err(StoreError::Fault(_))));
+    }
+
+    /// Every statement of a plan, each answered with no rows.
+    fn statements<T: std::fmt::Debug>(plan: Plan<T>) -> (Vec<Statement>, crate::Outcome<T>) {
+        let mut ran = Vec::new();
+        let outcome = plan.run(|statement| {
+            ran.push(statement.clone());
+            Ok(vec![vec![Value::Int(1)]])
+        });
+        (ran, outcome)
+    }
+
+    /// A stored booking's body.
+    fn booking_body(id: i64) -> String {
+        format!(
+            r#"{{"Id": {id}, "Customer": {{"Id": 1}}, "Category": {{"Id": 1}},
+            "FromDate": "2030-01-10T10:00:00-03:00", "ToDate": "2030-01-12T10:00:00-03:00",
+            "DeliveryPlace": {{"Id": 1}}, "ReturnPlace": {{"Id": 1}}, "CurrentStatus": 1,
+            "CurrentStatusDate": "2030-01-01T10:00:00Z", "CreationDate": "2030-01-01T10:00:00Z"}}"#
+        )
+    }
+
+    #[test]
+    fn a_write_of_a_source_renders_its_view_and_a_view_cannot_be_written() {
+        let rw = scope(Mode::ReadWrite);
+        let body = booking_body(7);
+        let (ran, outcome) = statements(rw.put("bookings", "7", &body, &[], Expect::Any));
+        outcome.unwrap();
+        let rendered = (collections::BOOKING_ITEMS.render)(&body).unwrap();
+        let view = ran
+            .iter()
+            .find(|s| s.params.get(1) == Some(&text_value("booking-items")))
+            .expect("the view is written with its source");
+        assert_eq!(view.params[2], text_value("7"));
+        assert_eq!(view.params[3], Value::Text(rendered));
+
+        let outcome = rw
+            .put("bookings", "8", "{}", &[], Expect::Any)
+            .run(|_| Ok(vec![]));
+        assert!(matches!(outcome, Err(StoreError::Invalid(m)) if m.contains("booking-items")));
+        let outcome = rw
+            .put("booking-items", "7", "{}", &[], Expect::Any)
+            .run(|_| Ok(vec![]));
+        assert!(matches!(outcome, Err(StoreError::Invalid(_))));
+        let outcome = rw
+            .delete("booking-items", "7", Expect::Any)
+            .run(|_| Ok(vec![]));
+        assert!(matches!(outcome, Err(StoreError::Invalid(_))));
+        let (ran, outcome) = statements(rw.delete("bookings", "7", Expect::Revision(2)));
+        outcome.unwrap();
+        assert!(ran[0].sql(Dialect::Sqlite).starts_with("UPDATE documents"));
+        assert!(
+            ran.iter()
+                .any(|s| s.params.get(1) == Some(&text_value("booking-items")))
+        );
+    }
+
+    #[test]
+    fn a_scan_of_a_view_walks_its_sources_entries() {
+        let mut scan = whole_index(10);
+        scan.range.collection = "booking-items".to_owned();
+        let statement = first_statement(scope(Mode::ReadOnly).scan(&scan));
+        assert_eq!(statement.params[1], text_value("bookings"));
+        assert_eq!(statement.params[7], text_value("booking-items"));
+        let statement = first_statement(scope(Mode::ReadOnly).count(&scan.range));
+        assert_eq!(statement.params[1], text_value("bookings"));
+        let statement = first_statement(scope(Mode::ReadOnly).scan(&whole_index(10)));
+        assert_eq!(statement.params[1], statement.params[7]);
     }
 }

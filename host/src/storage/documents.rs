@@ -63,12 +63,44 @@ impl Storage {
     }
 }
 
+/// How many documents one transaction of [`Storage::render_pending_views`] renders.
+const PENDING_VIEWS_BATCH: u32 = 500;
+
+impl Storage {
+    /// Renders the views of the documents stored before their views were declared
+    /// (`views_pending`), a batch per transaction, so that a list never reads a view that is
+    /// missing. Returns how many documents were rendered: all of them the first time a
+    /// database is opened after such a migration, none after that.
+    pub(super) async fn render_pending_views(&self) -> Result<u64> {
+        let tenants: Vec<String> = sqlx::query_scalar("SELECT DISTINCT tenant FROM views_pending")
+            .fetch_all(self.pool())
+            .await?;
+        let mut rendered = 0;
+        for tenant in tenants {
+            loop {
+                let mut tx = self.begin(&tenant, Mode::ReadWrite).await?;
+                let plan = tx.scope.pending_views(PENDING_VIEWS_BATCH);
+                let pending = tx.run(plan).await?;
+                if pending.is_empty() {
+                    break;
+                }
+                let plan = tx.scope.render_pending_views(&pending);
+                tx.run(plan).await?;
+                tx.commit().await?;
+                rendered += u64::try_from(pending.len()).unwrap_or(u64::MAX);
+            }
+        }
+        Ok(rendered)
+    }
+}
+
 /// A document's place: its collection and id.
 pub type DocumentKey = (String, String);
 
 impl Storage {
     /// The revision of every document of a tenant, read outside the document store's
     /// transactions: for the operator's tools, which compare them before and after a request.
+    /// The views' documents are left out: the store writes them with their sources.
     pub async fn document_revisions(&self, tenant: &str) -> Result<BTreeMap<DocumentKey, i64>> {
         let rows = sqlx::query("SELECT collection, id, revision FROM documents WHERE tenant = $1")
             .bind(tenant)
@@ -77,7 +109,12 @@ impl Storage {
         let revisions = read_rows(&rows, |row| {
             Ok(((row.try_get(0)?, row.try_get(1)?), row.try_get(2)?))
         })?;
-        Ok(revisions.into_iter().collect())
+        Ok(revisions
+            .into_iter()
+            .filter(|((collection, _), _): &(DocumentKey, i64)| {
+                rental_domain::collections::view(collection).is_none()
+            })
+            .collect())
     }
 }
 

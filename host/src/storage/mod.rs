@@ -253,13 +253,24 @@ impl Storage {
             .run(&pool)
             .await
             .context("migrating the database")?;
-        Ok(Self {
+        let storage = Self {
             pool,
             backend,
             writer: Arc::default(),
             tenant_cache: Arc::default(),
             sqlite,
-        })
+        };
+        let rendered = storage
+            .render_pending_views()
+            .await
+            .context("rendering the views of stored documents")?;
+        if rendered > 0 {
+            tracing::info!(
+                documents = rendered,
+                "rendered the views of stored documents"
+            );
+        }
+        Ok(storage)
     }
 
     pub fn backend(&self) -> Backend {

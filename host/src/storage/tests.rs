@@ -600,16 +600,32 @@ async fn concurrent_claims_share_the_queue() {
     .await;
 }
 
-/// A bookings-like document in the counted indexes: `id` (whole index) and `status` (by its
-/// first part).
+/// The smallest body the store takes as a booking (it renders each booking's list form).
+fn booking_body(id: i64) -> String {
+    serde_json::json!({
+        "Id": id, "Customer": {"Id": 1}, "Category": {"Id": 1},
+        "FromDate": "2030-01-10T10:00:00-03:00", "ToDate": "2030-01-12T10:00:00-03:00",
+        "DeliveryPlace": {"Id": 1}, "ReturnPlace": {"Id": 1}, "CurrentStatus": 1,
+        "CurrentStatusDate": "2030-01-01T10:00:00Z", "CreationDate": "2030-01-01T10:00:00Z"
+    })
+    .to_string()
+}
+
+/// A booking in the counted indexes: `id` (whole index) and `status` (by its first part).
 async fn put_counted(tx: &mut super::documents::DocTransaction, id: i64, status: i64) {
     let indexes = [
         index("id", vec![KeyPart::Int(id)]),
         index("status", vec![KeyPart::Int(status), KeyPart::Int(id)]),
     ];
-    tx.put("bookings", &id.to_string(), "{}", &indexes, Expect::Any)
-        .await
-        .unwrap();
+    tx.put(
+        "bookings",
+        &id.to_string(),
+        &booking_body(id),
+        &indexes,
+        Expect::Any,
+    )
+    .await
+    .unwrap();
 }
 
 /// What the kept counts say, and what counting the entries says, for the whole `id` index and
@@ -681,10 +697,33 @@ async fn kept_counts_follow_every_write_and_rollback() {
         let (other, _) = counted_and_recounted(store, "b").await;
         assert_eq!(other[0], (-1, 0), "{backend}: counts are per tenant");
 
+        // The list form of each booking follows it, and only it.
+        let mut tx = store.begin("a", Mode::ReadOnly).await.unwrap();
+        let mut items = Vec::new();
+        for id in 1..=7 {
+            items.push(
+                tx.get("booking-items", &id.to_string())
+                    .await
+                    .unwrap()
+                    .is_some(),
+            );
+        }
+        assert_eq!(
+            items,
+            [true, true, false, true, true, true, false],
+            "{backend}"
+        );
+        drop(tx);
+
         let mut tx = store.begin("a", Mode::ReadWrite).await.unwrap();
+        let refused = tx.put("bookings", "8", "{}", &[], Expect::Any).await;
+        assert!(
+            matches!(refused, Err(Error::Store(StoreError::Invalid(_)))),
+            "{backend}: a booking that cannot be listed is refused"
+        );
         let text_status = [index("status", vec![KeyPart::Text("open".into())])];
         let refused = tx
-            .put("bookings", "9", "{}", &text_status, Expect::Any)
+            .put("bookings", "9", &booking_body(9), &text_status, Expect::Any)
             .await;
         assert!(
             matches!(refused, Err(Error::Store(StoreError::Invalid(_)))),

@@ -379,3 +379,19 @@ fn prefix_ranges_are_recognised_as_prefixes() {
     assert_eq!(open_above.as_prefix(), None);
     assert_eq!(bookings::updated_after(Utc::now()).as_prefix(), None);
 }
+
+#[test]
+fn a_booking_item_is_the_list_form_of_the_stored_booking() {
+    let booking = booking(BookingStatus::Closed);
+    let items = view(booking_items::COLLECTION).unwrap();
+    assert_eq!(items.source, bookings::COLLECTION);
+    let stored = serde_json::to_string(&booking).unwrap();
+    assert_eq!(
+        (items.render)(&stored).unwrap(),
+        serde_json::to_string(&BookingDescription::from(&booking)).unwrap()
+    );
+    assert!((items.render)(r#"{"Id": "not a booking"}"#).is_err());
+    assert_eq!(views_of(bookings::COLLECTION).count(), 1);
+    assert!(view(bookings::COLLECTION).is_none());
+    assert_eq!(views_of(customers::COLLECTION).count(), 0);
+}
