@@ -20,9 +20,8 @@ use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
-use rental_domain::BookingListQuery;
-use rental_domain::collections::bookings;
-use rental_domain::models::Booking;
+use rental_domain::collections::{BOOKING_ITEMS, bookings};
+use rental_domain::{BookingListQuery, RenderedItem};
 use rentald::storage::Storage;
 use rentald::storage::documents::{Mode, Range, Scan};
 
@@ -122,33 +121,43 @@ async fn answer(storage: &Storage, request: &Request<Incoming>) -> Response<Full
     }
 }
 
-/// The page as the listing component makes it: one count, one scan, one JSON document.
+/// The page as the listing component makes it: one count, one scan of the bookings in list
+/// form as the store keeps them, one page written around them.
 async fn list(
     storage: &Storage,
     tenant: &str,
     query: &BookingListQuery,
 ) -> anyhow::Result<Vec<u8>> {
     let reads = query.index_reads();
-    let range = |keys| Range {
-        collection: bookings::COLLECTION.to_owned(),
+    let range = |collection: &str, keys| Range {
+        collection: collection.to_owned(),
         index: reads.index.to_owned(),
         keys,
     };
     let mut tx = storage.begin(tenant, Mode::ReadOnly).await?;
-    let total = tx.count(&range(reads.matching.clone())).await?;
+    let total = tx
+        .count(&range(bookings::COLLECTION, reads.matching.clone()))
+        .await?;
     let documents = tx
         .scan(&Scan {
-            range: range(reads.page.clone()),
+            range: range(BOOKING_ITEMS.collection, reads.page.clone()),
             descending: reads.descending,
             skip: 0,
             limit: u32::try_from(query.limit)?,
         })
         .await?;
     tx.commit().await?;
-    let bookings = documents
-        .iter()
-        .map(|document| serde_json::from_str::<Booking>(&document.body))
-        .collect::<Result<Vec<_>, _>>()?;
-    let page = query.page(i64::try_from(total)?, &bookings);
-    Ok(serde_json::to_vec(&page)?)
+    let items = documents
+        .into_iter()
+        .map(|document| {
+            Ok(RenderedItem {
+                id: document.id.parse()?,
+                json: document.body,
+            })
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    Ok(query
+        .rendered_page(i64::try_from(total)?, items)
+        .to_json()
+        .into_bytes())
 }

@@ -20,7 +20,7 @@ use chrono_tz::Tz;
 use crate::collections;
 use crate::dates::{self, CloseDateRange, FROM_DATE, TO_DATE};
 use crate::error::ApiError;
-use crate::models::{Booking, BookingDescription, PagedResult};
+use crate::models::{PagedResult, RenderedItem};
 use crate::query::QueryParams;
 use crate::status::BookingStatus;
 use crate::store::{Bound, KeyPart, KeyRange};
@@ -283,21 +283,11 @@ impl BookingListQuery {
         }
     }
 
-    /// The page of the booking list: the descriptions of `bookings` (in page order), with
-    /// `Total`.
-    pub fn page<'a>(
-        &self,
-        total: i64,
-        bookings: impl IntoIterator<Item = &'a Booking>,
-    ) -> PagedResult<BookingDescription> {
-        let descriptions = bookings.into_iter().map(BookingDescription::from).collect();
-        PagedResult::by_cursor(
-            self.cursor,
-            self.limit,
-            total,
-            descriptions,
-            |description| description.id,
-        )
+    /// The page of the booking list from its items as the store renders them
+    /// ([`booking_items`](crate::collections::booking_items)), in page order, with `Total`:
+    /// the page of their [`BookingDescription`](crate::models::BookingDescription)s.
+    pub fn rendered_page(&self, total: i64, items: Vec<RenderedItem>) -> PagedResult<RenderedItem> {
+        PagedResult::by_cursor(self.cursor, self.limit, total, items, |item| item.id)
     }
 
     /// Whether a booking passes the filters and lies after the cursor.

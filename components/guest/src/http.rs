@@ -193,13 +193,18 @@ impl Response {
 /// body (ErrorCode 99), not a truncated success.
 pub fn json<T: Serialize + ?Sized>(status: u16, value: &T) -> Response {
     match serde_json::to_vec(value) {
-        Ok(body) => Response::new(status)
-            .with_header("content-type", JSON_CONTENT_TYPE)
-            .with_body(body),
+        Ok(body) => json_text(status, body),
         Err(error) => {
             Error::internal(format!("serialising the response body: {error}")).into_response()
         }
     }
+}
+
+/// A response with `status` whose body is `body`, already JSON.
+pub fn json_text(status: u16, body: impl Into<Vec<u8>>) -> Response {
+    Response::new(status)
+        .with_header("content-type", JSON_CONTENT_TYPE)
+        .with_body(body)
 }
 
 /// A component's request handler: everything a component writes besides its logic.

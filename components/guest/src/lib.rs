@@ -54,7 +54,7 @@ pub mod testing;
 pub mod webhook;
 
 pub use error::{Error, log};
-pub use http::{Handler, Request, Response, json, path_id};
+pub use http::{Handler, Request, Response, json, json_text, path_id};
 pub use store::retry_on_conflict;
 
 /// Items the exported macros refer to; not part of the API.

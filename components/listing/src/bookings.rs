@@ -3,7 +3,9 @@
 //! The booking list walks the `id` index (or `status`, prefixed by the status filter) from the
 //! id cursor and counts the same index for `Total`. With `updatedSince` it reads the keys of
 //! the `updated` index after that instant, which carry status and Id, so that filtering,
-//! counting and ordering by Id need no document; only the page's documents are loaded.
+//! counting and ordering by Id need no document; only the page's documents are loaded. Either
+//! way the page's bookings are read in list form, as the store renders them at every write
+//! (`booking-items`), and written into the page as they are: no booking is decoded.
 //!
 //! The closed list reads the `closed` index (close date, then Id) between the first and last
 //! instants of the requested days: sorted by close date, one range scan; sorted by Id, the
@@ -12,25 +14,26 @@
 
 use chrono::{DateTime, Utc};
 use rental_domain::booking::response;
+use rental_domain::collections::BOOKING_ITEMS;
 use rental_domain::collections::bookings::{self, BY_CLOSED, BY_UPDATED};
 use rental_domain::{
-    Booking, BookingDescription, BookingListQuery, BookingStatus, CloseDateRange, ClosedListQuery,
-    IdCursor, KeyPart, PagedResult,
+    Booking, BookingListQuery, BookingStatus, CloseDateRange, ClosedListQuery, IdCursor, KeyPart,
+    PagedResult, RenderedItem,
 };
 use rental_guest::context;
-use rental_guest::store::{Document, Entry, Mode, Range, Scan, Transaction};
-use rental_guest::{Error, Request, Response, json, retry_on_conflict};
+use rental_guest::store::{Entry, Mode, Range, Rendered, Scan, Transaction};
+use rental_guest::{Error, Request, Response, json, json_text, retry_on_conflict};
 
 use crate::Rules;
 use crate::page::{self, page_by_id, store_limit, store_skip};
 
-/// `GET /api/bookings/list`: a page of [`BookingDescription`]s after the id cursor, without
+/// `GET /api/bookings/list`: a page of [`BookingDescription`](rental_domain::BookingDescription)s after the id cursor, without
 /// the bookings whose status `rules` hides.
 pub fn list(request: &Request, rules: &impl Rules) -> Result<Response, Error> {
     let query = BookingListQuery::parse(page::query(request))?;
     let hidden = rules.hidden_statuses();
     if query.status.is_some_and(|status| hidden.contains(&status)) {
-        return Ok(json(200, &query.page(0, [])));
+        return Ok(json_text(200, query.rendered_page(0, Vec::new()).to_json()));
     }
     let page = retry_on_conflict(|| {
         let tx = Transaction::begin(Mode::ReadOnly)?;
@@ -39,7 +42,7 @@ pub fn list(request: &Request, rules: &impl Rules) -> Result<Response, Error> {
             Some(since) => list_updated(&tx, &query, since, hidden),
         }
     })?;
-    Ok(json(200, &page))
+    Ok(json_text(200, page.to_json()))
 }
 
 /// The booking list without `updatedSince`: one scan from the cursor, one count. With hidden
@@ -49,7 +52,7 @@ fn list_by_index(
     tx: &Transaction,
     query: &BookingListQuery,
     hidden: &[BookingStatus],
-) -> Result<PagedResult<BookingDescription>, Error> {
+) -> Result<PagedResult<RenderedItem>, Error> {
     let (matching, page) = index_plan(query);
     let mut total = tx.count(&matching)?;
     if query.status.is_none() {
@@ -60,15 +63,12 @@ fn list_by_index(
             ))?);
         }
     }
-    let bookings = if hidden.is_empty() {
-        tx.scan(&page)?
+    let items = if hidden.is_empty() {
+        rendered_items(tx.scan_view(&BOOKING_ITEMS, &page)?)?
     } else {
         scan_shown(tx, &page, store_limit(query.limit), hidden)?
     };
-    Ok(query.page(
-        page::total(total),
-        bookings.iter().map(|document| &document.value),
-    ))
+    Ok(query.rendered_page(page::total(total), items))
 }
 
 /// The first `limit` bookings of `page` whose status is not hidden, reading further pages
@@ -78,25 +78,53 @@ fn scan_shown(
     page: &Scan<Booking>,
     limit: u32,
     hidden: &[BookingStatus],
-) -> Result<Vec<Document<Booking>>, Error> {
+) -> Result<Vec<RenderedItem>, Error> {
     let limit = usize::try_from(limit).unwrap_or(usize::MAX);
     let mut shown = Vec::new();
     let mut skip = 0;
     loop {
-        let read = tx.scan(&page.clone().skip(skip))?;
+        let read = rendered_items(tx.scan_view(&BOOKING_ITEMS, &page.clone().skip(skip))?)?;
         if read.is_empty() {
             return Ok(shown);
         }
         skip = skip.saturating_add(u32::try_from(read.len()).unwrap_or(u32::MAX));
-        shown.extend(
-            read.into_iter()
-                .filter(|document| !hidden.contains(&document.value.current_status)),
-        );
+        for item in read {
+            if !hidden.contains(&status_of(&item)?) {
+                shown.push(item);
+            }
+        }
         if shown.len() >= limit {
             shown.truncate(limit);
             return Ok(shown);
         }
     }
+}
+
+/// The status of a booking in list form.
+fn status_of(item: &RenderedItem) -> Result<BookingStatus, Error> {
+    item.booking_status().map_err(|e| {
+        Error::internal(format!(
+            "booking item {} does not read as a booking: {e}",
+            item.id
+        ))
+    })
+}
+
+/// The page's items as the store rendered them, with the Ids their document ids are.
+fn rendered_items(documents: Vec<Rendered>) -> Result<Vec<RenderedItem>, Error> {
+    documents
+        .into_iter()
+        .map(|document| match document.id.parse() {
+            Ok(id) => Ok(RenderedItem {
+                id,
+                json: document.body,
+            }),
+            Err(_) => Err(Error::internal(format!(
+                "booking item {} has no numeric id",
+                document.id
+            ))),
+        })
+        .collect()
 }
 
 /// What the booking list without `updatedSince` reads ([`BookingListQuery::index_reads`]):
@@ -118,14 +146,14 @@ fn list_updated(
     query: &BookingListQuery,
     since: DateTime<Utc>,
     hidden: &[BookingStatus],
-) -> Result<PagedResult<BookingDescription>, Error> {
+) -> Result<PagedResult<RenderedItem>, Error> {
     let entries = tx.all_keys(&Range::<Booking>::new(
         BY_UPDATED,
         bookings::updated_after(since),
     ))?;
     let (total, ids) = select_updated(query, &entries, hidden)?;
-    let bookings = tx.get_many::<Booking>(&ids)?;
-    Ok(query.page(total, bookings.iter().map(|document| &document.value)))
+    let items = rendered_items(tx.get_many_view::<Booking>(&BOOKING_ITEMS, &ids)?)?;
+    Ok(query.rendered_page(total, items))
 }
 
 /// From the `updated` entries after `updatedSince`: `Total` (every entry that passes the

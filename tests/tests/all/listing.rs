@@ -238,6 +238,41 @@ on_both_backends! {
         assert_eq!(page["Limit"], 100);
         assert_eq!(page["Offset"], 0);
     }
+
+    async fn bookings_stored_before_their_list_form_get_it_when_a_host_starts(app: TestApp) {
+        let token = app.tenant_with_token(TENANT, true).await;
+        let path = "/api/bookings/list?limit=100&sortDirectionAsc=false";
+        let before = app.get(TENANT, path, &token).await.text().await.unwrap();
+        let stored = app
+            .sql_count("SELECT COUNT(*) FROM documents WHERE collection = 'bookings'")
+            .await;
+        assert_eq!(
+            app.sql_count("SELECT COUNT(*) FROM documents WHERE collection = 'booking-items'")
+                .await,
+            stored,
+            "every write renders its booking's list form"
+        );
+        // A database of a version that did not keep the list form: the migration that
+        // declares it leaves every booking pending.
+        app.sql(
+            "DELETE FROM documents WHERE collection = 'booking-items'; \
+             INSERT INTO views_pending (tenant, collection, id) \
+             SELECT tenant, collection, id FROM documents WHERE collection = 'bookings'",
+        )
+        .await;
+        let unrendered = app.get_json(TENANT, path, &token).await;
+        assert_eq!(unrendered["Results"], serde_json::json!([]));
+
+        let peer = app.start_peer().await;
+        assert_eq!(app.sql_count("SELECT COUNT(*) FROM views_pending").await, 0);
+        let on_peer = app
+            .url(TENANT, path)
+            .replace(&format!(":{}/", app.addr.port()), &format!(":{}/", peer.addr.port()));
+        let after = app.client.get(on_peer).bearer_auth(&token).send().await.unwrap();
+        assert_eq!(after.status(), 200);
+        assert_eq!(after.text().await.unwrap(), before);
+        assert_eq!(app.get(TENANT, path, &token).await.text().await.unwrap(), before);
+    }
 }
 
 fn urlencode(value: &str) -> String {

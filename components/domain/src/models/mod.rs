@@ -34,7 +34,7 @@ pub use place::{BranchOffice, Place};
 pub use pricing::{
     Additional, AppliedCoverageBracket, BookingAdditional, PriceItem, Tariff, TariffBracket,
 };
-pub use response::{ErrorResponse, PagedResult};
+pub use response::{ErrorResponse, PagedResult, RenderedItem};
 
 #[cfg(test)]
 mod tests;

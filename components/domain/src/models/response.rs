@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{ApiError, ErrorCode};
 use crate::i18n::Language;
+use crate::status::BookingStatus;
 
 /// A page of a list. Build one with [`PagedResult::by_cursor`] (booking list) or
 /// [`PagedResult::by_skip`] (other lists), which apply the `NextOffset` rules.
@@ -21,6 +22,55 @@ pub struct PagedResult<T> {
     pub results: Option<Vec<T>>,
     /// The offset for the next page.
     pub next_offset: i64,
+}
+
+/// A list item already in JSON, as a [`View`](crate::store::View) stores it, with the Id a
+/// booking page's cursor moves by.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RenderedItem {
+    pub id: i64,
+    pub json: String,
+}
+
+impl RenderedItem {
+    /// The `CurrentStatus` of a booking in list form, read without decoding the rest of it.
+    pub fn booking_status(&self) -> Result<BookingStatus, serde_json::Error> {
+        #[derive(Deserialize)]
+        struct Status {
+            #[serde(rename = "CurrentStatus")]
+            current_status: BookingStatus,
+        }
+        serde_json::from_str::<Status>(&self.json).map(|status| status.current_status)
+    }
+}
+
+impl PagedResult<RenderedItem> {
+    /// The page as JSON, each item written in as it is: the bytes `serde_json` writes for
+    /// the page of the same items decoded, without decoding them.
+    pub fn to_json(&self) -> String {
+        let items = self.results.as_deref().unwrap_or_default();
+        let mut json =
+            String::with_capacity(items.iter().map(|item| item.json.len() + 1).sum::<usize>() + 96);
+        json.push_str(&format!(
+            r#"{{"Offset":{},"Limit":{},"Total":{},"Results":"#,
+            self.offset, self.limit, self.total
+        ));
+        match &self.results {
+            None => json.push_str("null"),
+            Some(items) => {
+                json.push('[');
+                for (n, item) in items.iter().enumerate() {
+                    if n > 0 {
+                        json.push(',');
+                    }
+                    json.push_str(&item.json);
+                }
+                json.push(']');
+            }
+        }
+        json.push_str(&format!(r#","NextOffset":{}}}"#, self.next_offset));
+        json
+    }
 }
 
 /// The body of a 400 (and of the 500 and 503 the contract adds): `WebApiErrorResponse`.

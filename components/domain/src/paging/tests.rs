@@ -1,5 +1,6 @@
 use super::*;
 use crate::error::ErrorCode;
+use crate::models::{Booking, BookingDescription};
 
 fn utc(value: &str) -> DateTime<Utc> {
     DateTime::parse_from_rfc3339(value)
@@ -317,4 +318,54 @@ fn skip_page_from_a_query() {
         }
     );
     assert!(Page::parse([("offset", "sixty")]).is_err());
+}
+
+#[test]
+fn a_page_of_rendered_items_is_the_page_of_their_bookings() {
+    let bookings: Vec<Booking> = [(7, "AB123CD", "120.50"), (4, "ZZ999ZZ", "0.10")]
+        .into_iter()
+        .map(|(id, car, price)| {
+            crate::fixtures::booking(
+                BookingStatus::Reserved,
+                serde_json::json!({
+                    "Id": id,
+                    "Car": {"Id": car},
+                    "Price": price.parse::<rust_decimal::Decimal>().unwrap(),
+                    "Customer": {"Id": 3, "Name": "Ana \"Gómez\""}
+                }),
+            )
+        })
+        .collect();
+    let rendered = |bookings: &[Booking]| {
+        bookings
+            .iter()
+            .map(|booking| RenderedItem {
+                id: booking.id,
+                json: serde_json::to_string(&BookingDescription::from(booking)).unwrap(),
+            })
+            .collect::<Vec<_>>()
+    };
+    for (cursor, items) in [
+        ("", &bookings[..]),
+        ("offset=8&sortDirectionAsc=false&limit=2", &bookings[..]),
+        ("offset=9", &bookings[..0]),
+    ] {
+        let query = BookingListQuery::parse(url_pairs(cursor)).unwrap();
+        let descriptions = items.iter().map(BookingDescription::from).collect();
+        let decoded = PagedResult::by_cursor(query.cursor, query.limit, 12, descriptions, |d| d.id);
+        let decoded = serde_json::to_string(&decoded).unwrap();
+        assert_eq!(query.rendered_page(12, rendered(items)).to_json(), decoded);
+        for item in rendered(items) {
+            assert_eq!(item.booking_status().unwrap(), BookingStatus::Reserved);
+        }
+    }
+}
+
+/// A query string's pairs, as a list's parser takes them.
+fn url_pairs(query: &str) -> Vec<(&str, &str)> {
+    query
+        .split('&')
+        .filter(|pair| !pair.is_empty())
+        .map(|pair| pair.split_once('=').unwrap_or((pair, "")))
+        .collect()
 }
