@@ -290,7 +290,7 @@ impl Scope {
         indexes: &[Index],
         expected: Expect,
     ) -> Plan<u64> {
-        if let Err(e) = self.writable().and_then(|()| Self::not_a_view(collection)) {
+        if let Err(e) = self.writable() {
             return Plan::refuse(e);
         }
         let mut params = vec![
@@ -334,7 +334,7 @@ impl Scope {
     /// indexes ([`Counted`]), then its index entries: those no longer wanted are deleted and
     /// the new ones inserted, so an entry that stays (most of them, on an update) is not
     /// written again. A `fresh` document (written with [`Expect::Absent`]) has no entries yet,
-    /// so nothing is deleted or decremented.
+    /// so nothing is deleted or decremented. A write into a view is refused.
     fn put_statements(
         &self,
         write: Statement,
@@ -344,6 +344,7 @@ impl Scope {
         indexes: &[Index],
         fresh: bool,
     ) -> Result<Vec<Statement>, StoreError> {
+        Self::not_a_view(collection)?;
         let mut statements = vec![write];
         for view in collections::views_of(collection) {
             statements.push(self.view_statement(view, id, body)?);
@@ -489,17 +490,14 @@ impl Scope {
                 ONE_INT,
             );
             let indexes: Vec<Index> = record.indexes.iter().map(Index::from).collect();
-            let written = Self::not_a_view(record.collection).and_then(|()| {
-                self.put_statements(
-                    write,
-                    record.collection,
-                    &record.id,
-                    &record.body,
-                    &indexes,
-                    false,
-                )
-            });
-            match written {
+            match self.put_statements(
+                write,
+                record.collection,
+                &record.id,
+                &record.body,
+                &indexes,
+                false,
+            ) {
                 Ok(more) => statements.extend(more),
                 Err(e) => return Plan::refuse(e),
             }
