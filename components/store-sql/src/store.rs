@@ -264,11 +264,21 @@ impl Scope {
              WHERE tenant = $1 AND collection = $2 AND id IN ({})",
             placeholders.join(", ")
         );
+        // On PostgreSQL each id is looked up by the whole primary key, as a scan's entries
+        // are (see `range_rows`): without statistics the planner matched the tenant and the
+        // collection in the key and filtered the ids over every document of the collection
+        // (12 ms for three car locks of a tenant with 21,000, against 0.08 ms).
+        let postgres = format!(
+            "SELECT d.id, d.revision, d.body FROM (VALUES ({})) AS k(id) \
+             CROSS JOIN LATERAL (SELECT id, revision, body FROM documents \
+                 WHERE tenant = $1 AND collection = $2 AND id = k.id OFFSET 0) d",
+            placeholders.join("), (")
+        );
         let mut params = vec![self.tenant_value(), text_value(collection)];
         params.extend(ids.iter().map(|id| text_value(id)));
         let order = ids.to_vec();
         Plan::new(
-            vec![Statement::new(sql, params, DOCUMENT)],
+            vec![Statement::new(sql, params, DOCUMENT).on_postgres(postgres)],
             move |results| {
                 let rows = results.first().map(Vec::as_slice).unwrap_or_default();
                 let mut found: HashMap<String, Document> = HashMap::new();
