@@ -129,6 +129,12 @@ const PUT_ANY: &str = "INSERT INTO documents (tenant, collection, id, revision, 
 
 const DOCUMENT: &[Column] = &[Column::Text, Column::Int, Column::Text];
 const ONE_INT: &[Column] = &[Column::Int];
+
+/// The shard of a count a PostgreSQL connection writes (migration `0006_count_shards`): a
+/// count kept in one row would make every transaction that adds a booking wait for the one
+/// before it to commit, since the row stays locked until then. Each connection adds to its
+/// own of 32 rows and a count is their sum. SQLite has one writer at a time and one row.
+const COUNT_SHARD: &str = "pg_backend_pid() % 32";
 const ENTRY: &[Column] = &[Column::Text, Column::Blob];
 
 fn text_value(s: &str) -> Value {
@@ -434,7 +440,8 @@ impl Scope {
 
     /// Takes the document's current entry of a counted index off its count, unless the entry
     /// stays under the same `head` (then the count is not touched, so that updates of one
-    /// document do not contend for the count's row).
+    /// document do not contend for the count's row). On PostgreSQL the count is split into
+    /// shards ([`COUNT_SHARD`]) and this adds -1 to the connection's own.
     fn uncount_statement(&self, counted: &Counted, id: &str, head: Option<&[u8]>) -> Statement {
         let mut params = vec![
             self.tenant_value(),
@@ -442,33 +449,49 @@ impl Scope {
             text_value(counted.index),
             text_value(id),
         ];
+        let entries = "FROM doc_index \
+             WHERE tenant = $1 AND collection = $2 AND index_name = $3 AND doc_id = $4";
         let mut sql = format!(
             "UPDATE index_counts SET n = n - 1 \
              WHERE tenant = $1 AND collection = $2 AND index_name = $3 AND prefix IN \
-                 (SELECT {head} FROM doc_index \
-                  WHERE tenant = $1 AND collection = $2 AND index_name = $3 AND doc_id = $4)",
+                 (SELECT {head} {entries})",
+            head = head_sql(counted),
+        );
+        let mut postgres = format!(
+            "INSERT INTO index_counts (tenant, collection, index_name, prefix, shard, n) \
+             SELECT DISTINCT tenant, collection, index_name, {head}, {COUNT_SHARD}, -1 {entries}",
             head = head_sql(counted),
         );
         if let Some(head) = head {
             params.push(Value::Blob(head.to_vec()));
             sql.push_str(" AND prefix <> $5");
+            postgres.push_str(&format!(" AND {} <> $5", head_sql(counted)));
         }
-        Statement::new(sql, params, &[])
+        postgres.push_str(
+            " ON CONFLICT (tenant, collection, index_name, prefix, shard) \
+             DO UPDATE SET n = index_counts.n - 1",
+        );
+        Statement::new(sql, params, &[]).on_postgres(postgres)
     }
 
     /// Adds the document's new entry of a counted index to the count of its `head`, unless
-    /// the document already has an entry there.
+    /// the document already has an entry there (on PostgreSQL, to the connection's shard of
+    /// the count).
     fn count_statement(&self, counted: &Counted, id: &str, head: Vec<u8>) -> Statement {
-        Statement::new(
+        let count = |columns: &str, values: &str| {
             format!(
-                "INSERT INTO index_counts (tenant, collection, index_name, prefix, n) \
-                 SELECT $1, $2, $3, $4, 1 WHERE NOT EXISTS \
+                "INSERT INTO index_counts (tenant, collection, index_name, prefix, {columns}n) \
+                 SELECT $1, $2, $3, $4, {values}1 WHERE NOT EXISTS \
                      (SELECT 1 FROM doc_index WHERE tenant = $1 AND collection = $2 \
                       AND index_name = $3 AND doc_id = $5 AND {head} = $4) \
-                 ON CONFLICT (tenant, collection, index_name, prefix) \
+                 ON CONFLICT (tenant, collection, index_name, prefix{conflict}) \
                  DO UPDATE SET n = index_counts.n + 1",
                 head = head_sql(counted),
-            ),
+                conflict = if columns.is_empty() { "" } else { ", shard" },
+            )
+        };
+        Statement::new(
+            count("", ""),
             vec![
                 self.tenant_value(),
                 text_value(counted.collection),
@@ -478,6 +501,7 @@ impl Scope {
             ],
             &[],
         )
+        .on_postgres(count("shard, ", &format!("{COUNT_SHARD}, ")))
     }
 
     /// Writes records in bulk (demo data, catalogue import), whatever is there, and moves the
@@ -736,8 +760,8 @@ impl Scope {
         });
         if let Some(head) = kept {
             let statement = Statement::new(
-                "SELECT COALESCE((SELECT n FROM index_counts \
-                 WHERE tenant = $1 AND collection = $2 AND index_name = $3 AND prefix = $4), 0)"
+                "SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM index_counts \
+                 WHERE tenant = $1 AND collection = $2 AND index_name = $3 AND prefix = $4"
                     .to_owned(),
                 vec![
                     self.tenant_value(),
