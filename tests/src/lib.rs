@@ -501,13 +501,19 @@ impl TestApp {
     }
 
     pub fn url(&self, tenant: &str, path: &str) -> String {
+        self.url_on(self.addr, tenant, path)
+    }
+
+    /// The URL of `path` on the host listening at `addr`: this server, or a peer on its
+    /// database ([`TestApp::start_peer`]).
+    pub fn url_on(&self, addr: SocketAddr, tenant: &str, path: &str) -> String {
         let scheme = if self.options.tls.is_some() {
             "https"
         } else {
             "http"
         };
         let base = self.options.base_domain();
-        format!("{scheme}://{tenant}.{base}:{}{path}", self.addr.port())
+        format!("{scheme}://{tenant}.{base}:{}{path}", addr.port())
     }
 
     /// POST /auth/token with form credentials.

@@ -1,8 +1,9 @@
 //! The booking component over the demo tenant, on SQLite and on PostgreSQL: creation, pricing,
 //! update rules, operations, every error code the demo catalogue and the tenant settings make
-//! reachable, and the two races (one car, one Version).
+//! reachable, and the two races (one car, one Version), on one host and spread over three.
 
 use std::collections::BTreeSet;
+use std::net::SocketAddr;
 
 use chrono::{Days, NaiveTime, Utc};
 use rentald_tests::{TestApp, on_both_backends, refused};
@@ -609,59 +610,21 @@ on_both_backends! {
     }
 
     async fn parallel_creates_of_one_car_make_one_booking(app: TestApp) {
-        let api = Api::new(&app).await;
-        let car_id = api.cars_of(3).await[0].clone();
-        let request = body(car(&car_id), FREE, FREE + 3);
-        let mut tasks = JoinSet::new();
-        for _ in 0..12 {
-            let (client, url, token, request) = (app.client.clone(), app.url(TENANT, "/api/booking/book"), api.token.clone(), request.clone());
-            tasks.spawn(async move {
-                let response = client.post(url).bearer_auth(token).json(&request).send().await.unwrap();
-                let status = response.status().as_u16();
-                (status, response.json::<Value>().await.unwrap())
-            });
-        }
-        let mut created = 0;
-        while let Some(outcome) = tasks.join_next().await {
-            match outcome.unwrap() {
-                (200, _) => created += 1,
-                (400, body) => assert_eq!(body["ErrorCode"], 3, "{body}"),
-                other => panic!("unexpected {other:?}"),
-            }
-        }
-        assert_eq!(created, 1);
-        let list = app.get_json(TENANT, "/api/bookings/list?limit=100&sortDirectionAsc=false", &api.token).await;
-        let holding = list["Results"].as_array().unwrap().iter()
-            .filter(|b| b["Car"]["Id"] == car_id.as_str() && b["FromDate"] == request["FromDate"])
-            .count();
-        assert_eq!(holding, 1);
+        creates_of_one_car(&Api::new(&app).await, &[app.addr]).await;
     }
 
     async fn parallel_updates_with_one_version_make_one_change(app: TestApp) {
+        updates_with_one_version(&Api::new(&app).await, &[app.addr]).await;
+    }
+
+    async fn the_races_spread_over_three_hosts_end_the_same(app: TestApp) {
+        // Their requests spread over three hosts on one database, as a load balancer spreads
+        // them: the hosts share nothing but the database, which alone decides.
+        let peers = [app.start_peer().await, app.start_peer().await];
+        let hosts = [app.addr, peers[0].addr, peers[1].addr];
         let api = Api::new(&app).await;
-        let booking = api.booked(&body(model(2), FREE, FREE + 3)).await;
-        let mut tasks = JoinSet::new();
-        for extra in 0..8_u64 {
-            let request = json!({"Id": booking["Id"], "Version": "2", "ToDate": at(FREE + 4 + extra, 10)});
-            let (client, url, token) = (app.client.clone(), app.url(TENANT, "/api/booking/update"), api.token.clone());
-            tasks.spawn(async move {
-                let response = client.put(url).bearer_auth(token).json(&request).send().await.unwrap();
-                let status = response.status().as_u16();
-                (status, response.json::<Value>().await.unwrap())
-            });
-        }
-        let mut winners = Vec::new();
-        while let Some(outcome) = tasks.join_next().await {
-            match outcome.unwrap() {
-                (200, body) => winners.push(body),
-                (400, body) => assert_eq!(body["ErrorCode"], 35, "{body}"),
-                other => panic!("unexpected {other:?}"),
-            }
-        }
-        assert_eq!(winners.len(), 1);
-        let stored = api.booking(&booking["Id"]).await;
-        assert_eq!(stored["Version"], "2");
-        assert_eq!(stored["ToDate"], winners[0]["ToDate"]);
+        creates_of_one_car(&api, &hosts).await;
+        updates_with_one_version(&api, &hosts).await;
     }
 
     async fn cancel_deliver_and_return(app: TestApp) {
@@ -736,6 +699,96 @@ on_both_backends! {
         let quoted = list["Results"][0]["Id"].clone();
         refused(operate(deliver, json!({"BookingId": quoted, "Kilometers": 999_999, "Gasoline": 8})).await, 40);
     }
+}
+
+/// Sends each of `bodies` at once with `method` to `path`, to `hosts` in turn, and returns
+/// each answer's status and body, in the order they arrived.
+async fn at_once(
+    api: &Api<'_>,
+    hosts: &[SocketAddr],
+    method: Method,
+    path: &str,
+    bodies: Vec<Value>,
+) -> Vec<(u16, Value)> {
+    let mut tasks = JoinSet::new();
+    for (request, host) in bodies.into_iter().zip(hosts.iter().cycle()) {
+        let call = api
+            .app
+            .client
+            .request(method.clone(), api.app.url_on(*host, TENANT, path))
+            .bearer_auth(&api.token)
+            .json(&request);
+        tasks.spawn(async move {
+            let response = call.send().await.unwrap();
+            let status = response.status().as_u16();
+            (status, response.json::<Value>().await.unwrap())
+        });
+    }
+    let mut answers = Vec::new();
+    while let Some(answer) = tasks.join_next().await {
+        answers.push(answer.unwrap());
+    }
+    answers
+}
+
+/// Twelve creations of one car for the same dates at once, sent to `hosts` in turn: one is
+/// booked, every other is refused with 3 CarNotAvailable, and the car holds one booking then.
+async fn creates_of_one_car(api: &Api<'_>, hosts: &[SocketAddr]) {
+    let car_id = api.cars_of(3).await[0].clone();
+    let request = body(car(&car_id), FREE, FREE + 3);
+    let mut created = 0;
+    for answer in at_once(
+        api,
+        hosts,
+        Method::POST,
+        "/api/booking/book",
+        vec![request.clone(); 12],
+    )
+    .await
+    {
+        match answer {
+            (200, _) => created += 1,
+            (400, body) => assert_eq!(body["ErrorCode"], 3, "{body}"),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(created, 1);
+    let list = api
+        .app
+        .get_json(
+            TENANT,
+            "/api/bookings/list?limit=100&sortDirectionAsc=false",
+            &api.token,
+        )
+        .await;
+    let holding = list["Results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["Car"]["Id"] == car_id.as_str() && b["FromDate"] == request["FromDate"])
+        .count();
+    assert_eq!(holding, 1);
+}
+
+/// Eight updates of one booking with the same `Version` at once, sent to `hosts` in turn: one
+/// is applied, every other is refused with 35, and the booking is the winner's.
+async fn updates_with_one_version(api: &Api<'_>, hosts: &[SocketAddr]) {
+    let booking = api.booked(&body(model(2), FREE, FREE + 3)).await;
+    let requests = (0..8_u64)
+        .map(|extra| json!({"Id": booking["Id"], "Version": "2", "ToDate": at(FREE + 4 + extra, 10)}))
+        .collect();
+    let mut winners = Vec::new();
+    for answer in at_once(api, hosts, Method::PUT, "/api/booking/update", requests).await {
+        match answer {
+            (200, body) => winners.push(body),
+            (400, body) => assert_eq!(body["ErrorCode"], 35, "{body}"),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(winners.len(), 1);
+    let stored = api.booking(&booking["Id"]).await;
+    assert_eq!(stored["Version"], "2");
+    assert_eq!(stored["ToDate"], winners[0]["ToDate"]);
 }
 
 /// Error messages come in the request's language (en, es, pt).

@@ -265,9 +265,7 @@ on_both_backends! {
 
         let peer = app.start_peer().await;
         assert_eq!(app.sql_count("SELECT COUNT(*) FROM views_pending").await, 0);
-        let on_peer = app
-            .url(TENANT, path)
-            .replace(&format!(":{}/", app.addr.port()), &format!(":{}/", peer.addr.port()));
+        let on_peer = app.url_on(peer.addr, TENANT, path);
         let after = app.client.get(on_peer).bearer_auth(&token).send().await.unwrap();
         assert_eq!(after.status(), 200);
         assert_eq!(after.text().await.unwrap(), before);
