@@ -3,6 +3,9 @@
 //! change is in effect once it has polled (the harness waits for that poll after every such
 //! command).
 
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
 use rentald_tests::{PASSWORD, TestApp, on_both_backends};
 use serde_json::Value;
 
@@ -24,7 +27,61 @@ async fn closed_list_message(app: &TestApp, token: &str, language: Option<&str>)
     body["ErrorMessage"].as_str().unwrap().to_owned()
 }
 
+/// How long after `since` the host at `host` first answers `path` for `token` with `status`
+/// (asked every 10 ms, for at most 30 s).
+async fn answered_after(
+    app: &TestApp,
+    host: SocketAddr,
+    token: &str,
+    path: &str,
+    status: u16,
+    since: Instant,
+) -> Duration {
+    loop {
+        let response = app
+            .client
+            .get(app.url_on(host, "acme", path))
+            .bearer_auth(token)
+            .send()
+            .await
+            .unwrap();
+        if response.status() == status {
+            return since.elapsed();
+        }
+        assert!(
+            since.elapsed() < Duration::from_secs(30),
+            "{host} still answers {} to {path}",
+            response.status()
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
 on_both_backends! {
+    async fn a_change_made_with_the_cli_reaches_every_host(app: TestApp) {
+        // Three hosts on one database; the CLI writes the change and each host drops its
+        // memory of the tenant on its own poll.
+        app.create_tenant("acme", false).await;
+        app.create_user("acme", "reader", &["bookings:read"]).await;
+        let token = app.token("acme", "reader", PASSWORD).await;
+        let peers = [app.start_peer().await, app.start_peer().await];
+        let hosts = [app.addr, peers[0].addr, peers[1].addr];
+        for host in hosts {
+            answered_after(&app, host, &token, "/api/bookings/list", 200, Instant::now()).await;
+        }
+        let disabled = Instant::now();
+        app.update_user("acme", "reader", false, true).await;
+        for host in hosts {
+            let after = answered_after(&app, host, &token, "/api/bookings/list", 403, disabled).await;
+            eprintln!("{host} refused the disabled user {after:?} after the change");
+        }
+        let enabled = Instant::now();
+        app.update_user("acme", "reader", true, true).await;
+        for host in hosts {
+            answered_after(&app, host, &token, "/api/bookings/list", 200, enabled).await;
+        }
+    }
+
     async fn a_disabled_user_is_refused_after_the_poll(app: TestApp) {
         app.create_tenant("acme", false).await;
         app.create_user("acme", "reader", &["bookings:read"]).await;
