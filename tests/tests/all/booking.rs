@@ -57,7 +57,7 @@ fn category(id: i64) -> Value {
 /// The demo tenant with an API user holding every permission.
 pub(crate) struct Api<'a> {
     app: &'a TestApp,
-    token: String,
+    pub(crate) token: String,
 }
 
 impl<'a> Api<'a> {
@@ -123,7 +123,7 @@ impl<'a> Api<'a> {
         self.app.get_json(TENANT, path, &self.token).await
     }
 
-    async fn booking(&self, id: &Value) -> Value {
+    pub(crate) async fn booking(&self, id: &Value) -> Value {
         self.app.booking(TENANT, &self.token, id).await
     }
 

@@ -14,6 +14,7 @@ mod conformance;
 mod dev;
 mod front;
 mod guide;
+mod hosts;
 mod limits;
 mod listing;
 mod login;
