@@ -449,23 +449,23 @@ impl Scope {
             text_value(counted.index),
             text_value(id),
         ];
+        let head_sql = head_sql(counted);
         let entries = "FROM doc_index \
              WHERE tenant = $1 AND collection = $2 AND index_name = $3 AND doc_id = $4";
         let mut sql = format!(
             "UPDATE index_counts SET n = n - 1 \
              WHERE tenant = $1 AND collection = $2 AND index_name = $3 AND prefix IN \
-                 (SELECT {head} {entries})",
-            head = head_sql(counted),
+                 (SELECT {head_sql} {entries})",
         );
         let mut postgres = format!(
             "INSERT INTO index_counts (tenant, collection, index_name, prefix, shard, n) \
-             SELECT DISTINCT tenant, collection, index_name, {head}, {COUNT_SHARD}, -1 {entries}",
-            head = head_sql(counted),
+             SELECT DISTINCT tenant, collection, index_name, {head_sql}, {COUNT_SHARD}, -1 \
+             {entries}",
         );
         if let Some(head) = head {
             params.push(Value::Blob(head.to_vec()));
             sql.push_str(" AND prefix <> $5");
-            postgres.push_str(&format!(" AND {} <> $5", head_sql(counted)));
+            postgres.push_str(&format!(" AND {head_sql} <> $5"));
         }
         postgres.push_str(
             " ON CONFLICT (tenant, collection, index_name, prefix, shard) \
@@ -478,20 +478,24 @@ impl Scope {
     /// the document already has an entry there (on PostgreSQL, to the connection's shard of
     /// the count).
     fn count_statement(&self, counted: &Counted, id: &str, head: Vec<u8>) -> Statement {
-        let count = |columns: &str, values: &str| {
+        // `shard`: the value of the count's shard column, on PostgreSQL only.
+        let count = |shard: Option<&str>| {
+            let (column, value) = match shard {
+                Some(shard) => (", shard", format!(", {shard}")),
+                None => ("", String::new()),
+            };
             format!(
-                "INSERT INTO index_counts (tenant, collection, index_name, prefix, {columns}n) \
-                 SELECT $1, $2, $3, $4, {values}1 WHERE NOT EXISTS \
+                "INSERT INTO index_counts (tenant, collection, index_name, prefix{column}, n) \
+                 SELECT $1, $2, $3, $4{value}, 1 WHERE NOT EXISTS \
                      (SELECT 1 FROM doc_index WHERE tenant = $1 AND collection = $2 \
                       AND index_name = $3 AND doc_id = $5 AND {head} = $4) \
-                 ON CONFLICT (tenant, collection, index_name, prefix{conflict}) \
+                 ON CONFLICT (tenant, collection, index_name, prefix{column}) \
                  DO UPDATE SET n = index_counts.n + 1",
                 head = head_sql(counted),
-                conflict = if columns.is_empty() { "" } else { ", shard" },
             )
         };
         Statement::new(
-            count("", ""),
+            count(None),
             vec![
                 self.tenant_value(),
                 text_value(counted.collection),
@@ -501,7 +505,7 @@ impl Scope {
             ],
             &[],
         )
-        .on_postgres(count("shard, ", &format!("{COUNT_SHARD}, ")))
+        .on_postgres(count(Some(COUNT_SHARD)))
     }
 
     /// Writes records in bulk (demo data, catalogue import), whatever is there, and moves the

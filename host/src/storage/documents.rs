@@ -88,6 +88,9 @@ impl Storage {
                 tx.run(plan).await?;
                 tx.commit().await?;
                 rendered += u64::try_from(pending.len()).unwrap_or(u64::MAX);
+                if pending.len() < PENDING_VIEWS_BATCH as usize {
+                    break; // the last batch: no write transaction just to find none left
+                }
             }
         }
         Ok(rendered)
