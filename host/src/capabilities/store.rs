@@ -4,6 +4,8 @@
 //! invalid, unavailable) reaches it as a WIT `store-error`; anything else (a database fault, a
 //! bad resource handle) traps, through [`wit::Host::convert_store_error`].
 
+use std::time::Instant;
+
 use rental_store_sql::StoreError;
 use wasmtime::component::Resource;
 use wasmtime_wasi::TrappableError;
@@ -56,6 +58,19 @@ impl HostState {
             .ok_or_else(|| failure(StoreError::committed()))?;
         Ok(tx)
     }
+
+    /// Runs `call` on the open transaction behind `handle`, noting how long it took, which
+    /// the write deadline may leave out (see [`HostState::write_overrun`]).
+    async fn on_transaction<T>(
+        &mut self,
+        handle: &Resource<Transaction>,
+        call: impl AsyncFnOnce(&mut DocTransaction) -> storage::Result<T>,
+    ) -> Result<T, StoreFailure> {
+        let started = Instant::now();
+        let result = call(self.transaction(handle)?).await;
+        self.store_call_returned(started);
+        Ok(result?)
+    }
 }
 
 impl wit::Host for HostState {
@@ -89,7 +104,9 @@ impl wit::HostTransaction for HostState {
         collection: String,
         id: String,
     ) -> Result<Option<wit::Document>, StoreFailure> {
-        let found = self.transaction(&handle)?.get(&collection, &id).await?;
+        let found = self
+            .on_transaction(&handle, async |tx| tx.get(&collection, &id).await)
+            .await?;
         Ok(found.map(document))
     }
 
@@ -100,8 +117,7 @@ impl wit::HostTransaction for HostState {
         ids: Vec<String>,
     ) -> Result<Vec<wit::Document>, StoreFailure> {
         let found = self
-            .transaction(&handle)?
-            .get_many(&collection, &ids)
+            .on_transaction(&handle, async |tx| tx.get_many(&collection, &ids).await)
             .await?;
         Ok(found.into_iter().map(document).collect())
     }
@@ -116,10 +132,11 @@ impl wit::HostTransaction for HostState {
         expected: wit::Expect,
     ) -> Result<u64, StoreFailure> {
         let indexes = index_keys(indexes);
-        let tx = self.transaction(&handle)?;
-        Ok(tx
-            .put(&collection, &id, &body, &indexes, expect(expected))
-            .await?)
+        self.on_transaction(&handle, async |tx| {
+            tx.put(&collection, &id, &body, &indexes, expect(expected))
+                .await
+        })
+        .await
     }
 
     async fn delete(
@@ -129,8 +146,10 @@ impl wit::HostTransaction for HostState {
         id: String,
         expected: wit::Expect,
     ) -> Result<(), StoreFailure> {
-        let tx = self.transaction(&handle)?;
-        Ok(tx.delete(&collection, &id, expect(expected)).await?)
+        self.on_transaction(&handle, async |tx| {
+            tx.delete(&collection, &id, expect(expected)).await
+        })
+        .await
     }
 
     async fn scan(
@@ -138,7 +157,10 @@ impl wit::HostTransaction for HostState {
         handle: Resource<Transaction>,
         query: wit::Scan,
     ) -> Result<Vec<wit::Document>, StoreFailure> {
-        let found = self.transaction(&handle)?.scan(&scan(query)).await?;
+        let query = scan(query);
+        let found = self
+            .on_transaction(&handle, async |tx| tx.scan(&query).await)
+            .await?;
         Ok(found.into_iter().map(document).collect())
     }
 
@@ -147,7 +169,10 @@ impl wit::HostTransaction for HostState {
         handle: Resource<Transaction>,
         query: wit::Scan,
     ) -> Result<Vec<wit::Entry>, StoreFailure> {
-        let found = self.transaction(&handle)?.keys(&scan(query)).await?;
+        let query = scan(query);
+        let found = self
+            .on_transaction(&handle, async |tx| tx.keys(&query).await)
+            .await?;
         Ok(found.into_iter().map(entry).collect())
     }
 
@@ -156,7 +181,9 @@ impl wit::HostTransaction for HostState {
         handle: Resource<Transaction>,
         query: wit::Range,
     ) -> Result<u64, StoreFailure> {
-        Ok(self.transaction(&handle)?.count(&range(query)).await?)
+        let query = range(query);
+        self.on_transaction(&handle, async |tx| tx.count(&query).await)
+            .await
     }
 
     async fn next_id(
@@ -164,7 +191,8 @@ impl wit::HostTransaction for HostState {
         handle: Resource<Transaction>,
         sequence: String,
     ) -> Result<i64, StoreFailure> {
-        Ok(self.transaction(&handle)?.next_id(&sequence).await?)
+        self.on_transaction(&handle, async |tx| tx.next_id(&sequence).await)
+            .await
     }
 
     async fn publish(
@@ -174,8 +202,10 @@ impl wit::HostTransaction for HostState {
         payload: String,
         dedupe_key: Option<String>,
     ) -> Result<bool, StoreFailure> {
-        let tx = self.transaction(&handle)?;
-        Ok(tx.publish(&topic, &payload, dedupe_key.as_deref()).await?)
+        self.on_transaction(&handle, async |tx| {
+            tx.publish(&topic, &payload, dedupe_key.as_deref()).await
+        })
+        .await
     }
 
     async fn commit(&mut self, handle: Resource<Transaction>) -> Result<(), StoreFailure> {

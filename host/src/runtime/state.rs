@@ -11,8 +11,8 @@ use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
-use crate::storage::Storage;
 use crate::storage::tenants::Tenant;
+use crate::storage::{Backend, Storage};
 
 /// The authenticated API user of a request.
 #[derive(Debug, Clone)]
@@ -49,6 +49,10 @@ pub struct HostState {
     writing_since: Option<Instant>,
     /// How long a read-write transaction may stay open.
     write_deadline: Duration,
+    /// Whether the time the open write spends in store calls counts against its deadline, and
+    /// how much of it was spent there so far (see [`HostState::write_overrun`]).
+    store_calls_count: bool,
+    in_store_calls: Duration,
 }
 
 /// A store's limits, which also note in a [`MemoryWatch`] how its memories grew.
@@ -150,18 +154,29 @@ impl HostState {
                     .build(),
                 memory,
             },
+            // Read before `storage` moves in.
+            store_calls_count: storage.backend() == Backend::Sqlite,
             request,
             storage,
             transactions: Default::default(),
             bank_timeout,
             writing_since: None,
             write_deadline,
+            in_store_calls: Duration::ZERO,
         }
     }
 
     /// A read-write transaction began: its write deadline runs from now.
     pub(crate) fn writing(&mut self) {
         self.writing_since = Some(Instant::now());
+        self.in_store_calls = Duration::ZERO;
+    }
+
+    /// A store call that began at `started` has returned.
+    pub(crate) fn store_call_returned(&mut self, started: Instant) {
+        if self.writing_since.is_some() {
+            self.in_store_calls += started.elapsed();
+        }
     }
 
     /// The request's transaction ended (committed, dropped or never begun).
@@ -172,10 +187,21 @@ impl HostState {
 
     /// Why the guest must stop now: it has kept a read-write transaction open past its write
     /// deadline.
+    ///
+    /// On SQLite the whole time counts: an open write holds the file's one writer turn, so even
+    /// its store calls keep every other writer waiting. On PostgreSQL a write holds only the
+    /// rows it touched, and a store call may itself wait for rows other transactions hold (a
+    /// tenant's creations all take its id sequence's row): that wait is the database's queue,
+    /// not the guest's doing, so only the time the guest spends between store calls counts
+    /// there. The request deadline still bounds the whole.
     pub(crate) fn write_overrun(&self) -> Option<WriteOverrun> {
-        self.writing_since
-            .filter(|since| since.elapsed() > self.write_deadline)
-            .map(|_| WriteOverrun(self.write_deadline))
+        let since = self.writing_since?;
+        let held = if self.store_calls_count {
+            since.elapsed()
+        } else {
+            since.elapsed().saturating_sub(self.in_store_calls)
+        };
+        (held > self.write_deadline).then_some(WriteOverrun(self.write_deadline))
     }
 }
 
