@@ -108,7 +108,14 @@ pub struct TestApp {
 pub struct Peer {
     pub addr: SocketAddr,
     _child: Child,
-    _log_dir: tempfile::TempDir,
+    log_dir: tempfile::TempDir,
+}
+
+impl Peer {
+    /// What this host has logged so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.log_dir.path().join("rentald.log")).unwrap_or_default()
+    }
 }
 
 /// The benchmarks' native reference server on a [`TestApp`]'s database; stopped when
@@ -297,18 +304,14 @@ impl TestApp {
         Peer {
             addr: started.addr,
             _child: started.child,
-            _log_dir: log_dir,
+            log_dir,
         }
     }
 
     /// Runs SQL statements on this server's database (to stage what tests cannot reach
     /// through the API, such as a message delivered twice).
     pub async fn sql(&self, statement: &str) {
-        use sqlx::Connection as _;
-        sqlx::any::install_default_drivers();
-        let mut conn = sqlx::AnyConnection::connect(&self.database_url)
-            .await
-            .expect("connecting to the test database");
+        let mut conn = self.database().await;
         sqlx::raw_sql(statement)
             .execute(&mut conn)
             .await
@@ -318,15 +321,27 @@ impl TestApp {
     /// The value of a query that returns one integer (e.g. a `COUNT(*)`), on this server's
     /// database.
     pub async fn sql_count(&self, query: &str) -> i64 {
-        use sqlx::Connection as _;
-        sqlx::any::install_default_drivers();
-        let mut conn = sqlx::AnyConnection::connect(&self.database_url)
-            .await
-            .expect("connecting to the test database");
         sqlx::query_scalar(query)
-            .fetch_one(&mut conn)
+            .fetch_one(&mut self.database().await)
             .await
             .unwrap_or_else(|e| panic!("{query}: {e}"))
+    }
+
+    /// The values of a query that returns one text column, on this server's database.
+    pub async fn sql_texts(&self, query: &str) -> Vec<String> {
+        sqlx::query_scalar(query)
+            .fetch_all(&mut self.database().await)
+            .await
+            .unwrap_or_else(|e| panic!("{query}: {e}"))
+    }
+
+    /// A connection of the test's own to this server's database.
+    async fn database(&self) -> sqlx::AnyConnection {
+        use sqlx::Connection as _;
+        sqlx::any::install_default_drivers();
+        sqlx::AnyConnection::connect(&self.database_url)
+            .await
+            .expect("connecting to the test database")
     }
 
     /// The tenant's queued messages (`rentald queue list --json`), oldest first.

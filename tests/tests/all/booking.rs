@@ -42,7 +42,7 @@ pub(crate) fn body(vehicle: Value, from: u64, to: u64) -> Value {
     body
 }
 
-fn car(id: &str) -> Value {
+pub(crate) fn car(id: &str) -> Value {
     json!({"Car": {"Id": id}})
 }
 
@@ -133,7 +133,7 @@ impl<'a> Api<'a> {
     }
 
     /// The ids of the demo's cars of a model.
-    async fn cars_of(&self, model: i64) -> Vec<String> {
+    pub(crate) async fn cars_of(&self, model: i64) -> Vec<String> {
         let page = self.get("/api/cars?limit=100").await;
         page["Results"]
             .as_array()
@@ -144,7 +144,7 @@ impl<'a> Api<'a> {
             .collect()
     }
 
-    async fn bookings_total(&self) -> i64 {
+    pub(crate) async fn bookings_total(&self) -> i64 {
         let page = self.get("/api/bookings/list?limit=1").await;
         page["Total"].as_i64().unwrap()
     }
