@@ -14,9 +14,10 @@ use wac_graph::types::Package;
 use wac_graph::{CompositionGraph, EncodeOptions};
 
 const VARIANT_HEADER: &str = "x-component-variant";
-const LIST: &str = "/api/bookings/list?limit=1";
+/// The endpoint the variant answers in place of the platform's `listing`.
+pub(crate) const LIST: &str = "/api/bookings/list?limit=1";
 
-fn variant_wasm() -> PathBuf {
+pub(crate) fn variant_wasm() -> PathBuf {
     components_dir().join("variant.wasm")
 }
 
@@ -82,7 +83,7 @@ async fn component(app: &TestApp, args: &[&str]) -> std::process::Output {
     app.cli(&all, None).await
 }
 
-async fn component_ok(app: &TestApp, args: &[&str]) -> String {
+pub(crate) async fn component_ok(app: &TestApp, args: &[&str]) -> String {
     let output = component(app, args).await;
     assert!(
         output.status.success(),
@@ -108,7 +109,12 @@ fn listing(list: &Value) -> &Value {
 
 /// Whether the tenant's list endpoint is answered by the variant (asserting a 200 either way).
 async fn served_by_variant(app: &TestApp, tenant: &str, token: &str) -> bool {
-    let response = app.get(tenant, LIST, token).await;
+    answered_by_variant(app.get(tenant, LIST, token).await, tenant).await
+}
+
+/// Whether this answer of the tenant's list endpoint, on any host, came from the variant
+/// (asserting a 200 either way).
+pub(crate) async fn answered_by_variant(response: reqwest::Response, tenant: &str) -> bool {
     assert_eq!(response.status(), 200, "{tenant}");
     let variant = response.headers().contains_key(VARIANT_HEADER);
     let body: Value = response.json().await.unwrap();
