@@ -449,6 +449,130 @@ on_both_backends! {
         assert_eq!(payment_records(&app).await, 1);
     }
 
+    async fn a_consumer_killed_mid_batch_loses_nothing_and_credits_once(app: TestApp) {
+        const MESSAGES: i64 = 400;
+        let token = with_bankone(&app).await;
+        // Four Reserved bookings that owe money, so that the payments do not all contend for
+        // one booking's revision.
+        let page = app
+            .get_json(TENANT, "/api/bookings/list?status=2&limit=100", &token)
+            .await;
+        let targets: Vec<Value> = page["Results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|b| b["Code"].is_string() && dec(&b["Balance"]) > Decimal::ONE)
+            .take(4)
+            .cloned()
+            .collect();
+        assert!(targets.len() >= 2, "{page}");
+        let mut before = Vec::new();
+        for target in &targets {
+            let id = target["Id"].as_i64().unwrap();
+            before.push((id, booking(&app, &token, id).await, comments_of(&app, id).await));
+        }
+        let victim = app.start_peer().await;
+        let _survivor = app.start_peer().await;
+
+        // Distinct payments (their own event and payment ids), 1.00, 1.01, ... each, spread
+        // over the bookings, due at once for the consumers of the three hosts.
+        let mut owed = vec![(Decimal::ZERO, 0_i64); targets.len()];
+        let rows: Vec<String> = (0..MESSAGES)
+            .map(|n| {
+                let i = usize::try_from(n).unwrap() % targets.len();
+                let amount = Decimal::new(100 + n, 2);
+                owed[i].0 += amount;
+                owed[i].1 += 1;
+                let payload = json!({
+                    "Bank": "bankone", "ExternalId": format!("pay_kill_{n}"),
+                    "BookingId": targets[i]["Id"], "BookingCode": targets[i]["Code"],
+                    "Amount": amount.to_string(), "Currency": "USD",
+                    "ReceivedAt": "2026-01-01T10:00:00Z"
+                });
+                format!("('{TENANT}', 'payment.reconcile', '{payload}', 'bankone:evt_kill_{n}', 0, 0)")
+            })
+            .collect();
+        app.sql(&format!(
+            "INSERT INTO queue (tenant, topic, payload, dedupe_key, available_at, created_at) \
+             VALUES {}",
+            rows.join(", ")
+        ))
+        .await;
+
+        // A consumer claims a batch of 16 in one statement, which gives them all one lease end
+        // (`available_at`), and claims its next batch only when this one is settled: a host
+        // holds at most one open batch. Three leases each with 2 to 15 messages still
+        // `processing` are then the three hosts each in the middle of a batch (part of it
+        // settled, part not), the victim included; it is killed with SIGKILL, by dropping it,
+        // as soon as that is seen. (On SQLite the hosts take turns at the one writer, so all
+        // three are rarely mid-batch at once: a narrower window may never be seen.)
+        let mid_batch = "SELECT COUNT(*) FROM (SELECT available_at FROM queue \
+                         WHERE status = 'processing' GROUP BY available_at \
+                         HAVING COUNT(*) BETWEEN 2 AND 15) batches";
+        let started = std::time::Instant::now();
+        let mut looks = 0;
+        while app.sql_count(mid_batch).await < 3 {
+            looks += 1;
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "three hosts were never seen in the middle of a batch at once ({looks} looks)"
+            );
+        }
+        drop(victim);
+        let killed = std::time::Instant::now();
+        app.sql(
+            "CREATE TABLE claims_at_kill AS \
+             SELECT id, attempts, available_at FROM queue WHERE status = 'processing'",
+        )
+        .await;
+
+        // Its claims outlive it; the other hosts take them again when their lease ends.
+        let queue = app.settled_queue(TENANT).await;
+        let settled = killed.elapsed();
+        let messages = payments(&queue);
+        assert_eq!(messages.len(), usize::try_from(MESSAGES).unwrap());
+        let unsettled: Vec<_> = messages.iter().filter(|m| m["status"] != "delivered").collect();
+        assert!(unsettled.is_empty(), "none pending, none dead: {unsettled:#?}");
+
+        // The kill landed mid-batch, shown by what became of the claims open at the kill. A
+        // live consumer settles each of its claims within the lease; the dead host's were
+        // delivered only on a later attempt, after their lease had run out, and are all of
+        // one batch (one lease). That batch's messages the victim did deliver kept its lease.
+        let abandoned = "FROM queue q JOIN claims_at_kill k ON q.id = k.id \
+                         WHERE q.status = 'delivered' AND q.attempts > k.attempts \
+                         AND q.delivered_at >= k.available_at";
+        let unsettled_at_kill = app.sql_count(&format!("SELECT COUNT(*) {abandoned}")).await;
+        let batches = app
+            .sql_count(&format!("SELECT COUNT(DISTINCT k.available_at) {abandoned}"))
+            .await;
+        let delivered_before_kill = app
+            .sql_count(&format!(
+                "SELECT COUNT(*) FROM queue WHERE status = 'delivered' AND available_at = \
+                 (SELECT MIN(k.available_at) {abandoned})"
+            ))
+            .await;
+        let claimed_at_kill = app.sql_count("SELECT COUNT(*) FROM claims_at_kill").await;
+        eprintln!(
+            "killed {:?} after the messages were queued ({looks} looks), {claimed_at_kill} \
+             claims open; the \
+             killed host's batch: {delivered_before_kill} delivered, {unsettled_at_kill} \
+             claimed and not settled; the queue settled {settled:?} after the kill",
+            killed - started,
+        );
+        assert!(unsettled_at_kill >= 1, "the killed host held claims it had not settled");
+        assert_eq!(batches, 1, "they are one host's batch");
+        assert!(delivered_before_kill >= 1, "it had delivered part of that batch");
+
+        // Nothing lost, nothing credited twice.
+        for ((id, was, comments), (sum, count)) in before.iter().zip(&owed) {
+            let after = booking(&app, &token, *id).await;
+            assert_eq!(dec(&after["TotalPayed"]), dec(&was["TotalPayed"]) + sum, "{after}");
+            assert_eq!(dec(&after["Balance"]), dec(&was["Balance"]) - sum, "{after}");
+            assert_eq!(comments_of(&app, *id).await, comments + count, "one comment each");
+        }
+        assert_eq!(payment_records(&app).await, MESSAGES);
+    }
+
     async fn a_payment_for_a_missing_booking_is_dead_lettered(app: TestApp) {
         with_bankone(&app).await;
         let payload = json!({
