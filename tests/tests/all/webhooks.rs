@@ -93,6 +93,23 @@ async fn booking(app: &TestApp, token: &str, id: i64) -> Value {
     item
 }
 
+/// Queues `payment.reconcile` messages of the tenant, each a payload and its dedupe key, due at
+/// once: as the banks' webhooks queue them, staged so that a test decides when they are due.
+async fn queue_payments(app: &TestApp, messages: impl IntoIterator<Item = (String, String)>) {
+    let rows: Vec<String> = messages
+        .into_iter()
+        .map(|(payload, key)| {
+            format!("('{TENANT}', 'payment.reconcile', '{payload}', '{key}', 0, 0)")
+        })
+        .collect();
+    app.sql(&format!(
+        "INSERT INTO queue (tenant, topic, payload, dedupe_key, available_at, created_at) \
+         VALUES {}",
+        rows.join(", ")
+    ))
+    .await;
+}
+
 fn payments(queue: &[Value]) -> Vec<&Value> {
     queue
         .iter()
@@ -430,15 +447,7 @@ on_both_backends! {
             "ReceivedAt": "2026-01-01T10:00:00Z"
         })
         .to_string();
-        let rows: Vec<String> = (0..12)
-            .map(|n| format!("('{TENANT}', 'payment.reconcile', '{payload}', 'copy-{n}', 0, 0)"))
-            .collect();
-        app.sql(&format!(
-            "INSERT INTO queue (tenant, topic, payload, dedupe_key, available_at, created_at) \
-             VALUES {}",
-            rows.join(", ")
-        ))
-        .await;
+        queue_payments(&app, (0..12).map(|n| (payload.clone(), format!("copy-{n}")))).await;
         let queue = app.settled_queue(TENANT).await;
         assert!(
             payments(&queue).iter().all(|m| m["status"] == "delivered"),
@@ -477,7 +486,7 @@ on_both_backends! {
         // Distinct payments (their own event and payment ids), 1.00, 1.01, ... each, spread
         // over the bookings, due at once for the consumers of the three hosts.
         let mut owed = vec![(Decimal::ZERO, 0_i64); targets.len()];
-        let rows: Vec<String> = (0..MESSAGES)
+        let messages = (0..MESSAGES)
             .map(|n| {
                 let i = usize::try_from(n).unwrap() % targets.len();
                 let amount = Decimal::new(100 + n, 2);
@@ -489,15 +498,10 @@ on_both_backends! {
                     "Amount": amount.to_string(), "Currency": "USD",
                     "ReceivedAt": "2026-01-01T10:00:00Z"
                 });
-                format!("('{TENANT}', 'payment.reconcile', '{payload}', 'bankone:evt_kill_{n}', 0, 0)")
+                (payload.to_string(), format!("bankone:evt_kill_{n}"))
             })
-            .collect();
-        app.sql(&format!(
-            "INSERT INTO queue (tenant, topic, payload, dedupe_key, available_at, created_at) \
-             VALUES {}",
-            rows.join(", ")
-        ))
-        .await;
+            .collect::<Vec<_>>();
+        queue_payments(&app, messages).await;
 
         // A consumer claims a batch of 16 in one statement, which gives them all one lease end
         // (`available_at`), and claims its next batch only when this one is settled: a host
@@ -580,11 +584,7 @@ on_both_backends! {
             "BookingCode": "GONE-1", "Amount": "3.00", "Currency": "USD",
             "ReceivedAt": "2026-01-01T10:00:00Z"
         });
-        app.sql(&format!(
-            "INSERT INTO queue (tenant, topic, payload, dedupe_key, available_at, created_at) \
-             VALUES ('{TENANT}', 'payment.reconcile', '{payload}', 'lost', 0, 0)"
-        ))
-        .await;
+        queue_payments(&app, [(payload.to_string(), "lost".to_owned())]).await;
         let queue = app.settled_queue(TENANT).await;
         let message = payments(&queue)[0];
         assert_eq!(message["status"], "dead", "{message}");
