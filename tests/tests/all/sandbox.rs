@@ -18,12 +18,23 @@ async fn hostile_app_with(
     request_timeout_ms: u64,
     serve_args: &[&str],
 ) -> (TestApp, tempfile::TempDir) {
+    hostile_app_on(Backend::Sqlite, request_timeout_ms, serve_args)
+        .await
+        .expect("sqlite always runs")
+}
+
+/// [`hostile_app_with`] on `backend`; `None` where no PostgreSQL is configured.
+async fn hostile_app_on(
+    backend: Backend,
+    request_timeout_ms: u64,
+    serve_args: &[&str],
+) -> Option<(TestApp, tempfile::TempDir)> {
     let dir = hostile_components();
-    let mut options = Options::new(Backend::Sqlite);
+    let mut options = Options::new(backend);
     options.components_dir = Some(dir.path().to_path_buf());
     options.request_timeout_ms = request_timeout_ms;
     options.serve_args = serve_args.iter().map(ToString::to_string).collect();
-    (TestApp::spawn(options).await.expect("sqlite"), dir)
+    Some((TestApp::spawn(options).await?, dir))
 }
 
 /// A components directory whose `listing.wasm` is the hostile test component.
@@ -184,13 +195,31 @@ async fn a_held_write_does_not_stop_other_tenants_writes() {
         }
     );
     assert!(booked.is_ok(), "the booking waited for the held write");
+    stopped_at_the_write_deadline(&app, held).await;
+}
+
+/// On PostgreSQL the write deadline leaves out the time store calls wait for the database, not
+/// the guest's own: a component computing inside its write is stopped at 1 s all the same,
+/// with 500 (ErrorCode 99), far before its request's deadline (30 s, which would be a 503).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_held_write_is_stopped_at_the_write_deadline_on_postgres() {
+    let Some((app, _dir)) = hostile_app_on(Backend::Postgres, 30_000, &[]).await else {
+        return;
+    };
+    let evil = app.tenant_with_token("evil", false).await;
+    let held = app.get("evil", "/api/cars?behave=hold-write", &evil).await;
+    stopped_at_the_write_deadline(&app, held).await;
+}
+
+/// `held` is the 500 (ErrorCode 99) of a request stopped at the write deadline, and its fault
+/// line in the log says so (its error may span several lines).
+async fn stopped_at_the_write_deadline(app: &TestApp, held: reqwest::Response) {
     let (status, body, id) = error_body(held).await;
     assert_eq!(
         (status, body["ErrorCode"].as_i64()),
         (500, Some(99)),
         "{body}"
     );
-    // The request's fault line names the write deadline (its error may span several lines).
     let log = app.log();
     let fault = &log[log.find(&id).expect("the request is in the log")..];
     let event = &fault[..fault.find("\n\u{1b}").unwrap_or(fault.len())];
