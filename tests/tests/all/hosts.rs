@@ -192,14 +192,8 @@ async fn ten_thousand_creations_over_three_hosts_never_book_a_car_twice() {
     for host in hosts {
         for _ in 0..IN_FLIGHT_PER_HOST {
             let url = app.url_on(host, "demo", "/api/booking/book");
-            let shared = (Arc::clone(&token), Arc::clone(&cars), Arc::clone(&next));
-            senders.spawn(contend(
-                app.client.clone(),
-                url,
-                shared.0,
-                shared.1,
-                shared.2,
-            ));
+            let (token, cars, next) = (Arc::clone(&token), Arc::clone(&cars), Arc::clone(&next));
+            senders.spawn(contend(app.client.clone(), url, token, cars, next));
         }
     }
     let (mut booked, mut refused, mut other) = (BTreeSet::new(), 0, Vec::new());
