@@ -14,7 +14,7 @@ use tokio::task::JoinSet;
 use crate::booking::{Api, FREE, body, car, model};
 
 /// The bookings acknowledged (200) through each host, by the host's place in the list, and
-/// when.
+/// when their request was sent.
 type Acknowledged = Arc<Mutex<Vec<(usize, Value, Instant)>>>;
 
 /// Books model `host + 1` for two days in every third-day slot from `FREE`, one request after
@@ -33,6 +33,9 @@ async fn book_until_stopped(
         }
         let from = FREE + 3 * slot;
         let request = body(model(model_id), from, from + 2);
+        // An answer the host sent just before its kill may be read just after it: what only
+        // a live host can do is answer a request sent after the kill.
+        let sent = Instant::now();
         let Ok(response) = client
             .post(&url)
             .bearer_auth(&token)
@@ -50,7 +53,7 @@ async fn book_until_stopped(
         acknowledged
             .lock()
             .unwrap()
-            .push((host, answer["Id"].clone(), Instant::now()));
+            .push((host, answer["Id"].clone(), sent));
     }
 }
 
@@ -69,7 +72,8 @@ on_both_backends! {
         tokio::time::sleep(Duration::from_millis(300)).await;
         drop(peers.remove(0)); // hosts[0], SIGKILL, wherever it is
         let killed = Instant::now();
-        // The two other hosts keep booking: wait (at most 30 s) for one booking of each.
+        // The two other hosts keep booking: wait (at most 30 s) for one booking of each sent
+        // after the kill.
         loop {
             let served: BTreeSet<usize> = acknowledged.lock().unwrap().iter()
                 .filter(|(_, _, at)| *at > killed)
