@@ -104,6 +104,8 @@ pub struct Plan<T> {
     pending: VecDeque<Statement>,
     results: Vec<Vec<Row>>,
     guard: Option<Guard>,
+    /// Whether only the first statement's rows are read, so the others may run as one.
+    first_rows_only: bool,
     finish: Option<Finish<T>>,
     early: Option<Outcome<T>>,
 }
@@ -125,6 +127,7 @@ impl<T> Plan<T> {
             pending: statements.into(),
             results: Vec::new(),
             guard: None,
+            first_rows_only: false,
             finish: Some(Box::new(finish)),
             early: None,
         }
@@ -136,6 +139,7 @@ impl<T> Plan<T> {
             pending: VecDeque::new(),
             results: Vec::new(),
             guard: None,
+            first_rows_only: false,
             finish: None,
             early: Some(outcome),
         }
@@ -148,6 +152,28 @@ impl<T> Plan<T> {
 
     pub(crate) fn guard_first(mut self, guard: Guard) -> Self {
         self.guard = Some(guard);
+        self
+    }
+
+    /// Marks a plan whose outcome depends on its first statement's rows only (the others'
+    /// are passed to it all the same, or as one set when [`Plan::for_dialect`] joined them).
+    pub(crate) fn reads_first_rows_only(mut self) -> Self {
+        self.first_rows_only = true;
+        self
+    }
+
+    /// The plan as a driver of `dialect` runs it best. On PostgreSQL, the statements after
+    /// the first of a plan that [reads only the first's rows](Plan::reads_first_rows_only)
+    /// become one statement, each of them a data-modifying `WITH` clause: one round trip
+    /// instead of one each, which matters most in a write transaction holding rows other
+    /// writers wait for. They see the database as it is after the first, as they did one by
+    /// one: the statements of such a plan never read what the others after the first write.
+    /// SQLite has no data-modifying `WITH` (and no round trip to save).
+    pub fn for_dialect(mut self, dialect: Dialect) -> Self {
+        if dialect == Dialect::Postgres && self.first_rows_only && self.pending.len() > 2 {
+            let tail: Vec<Statement> = self.pending.drain(1..).collect();
+            self.pending.push_back(joined(&tail));
+        }
         self
     }
 
@@ -190,6 +216,41 @@ impl<T> Plan<T> {
             }
         }
     }
+}
+
+/// `statements` as one PostgreSQL statement of data-modifying `WITH` clauses, which run
+/// whether or not the statement reads them (it reads none), with their parameters numbered
+/// one after another.
+fn joined(statements: &[Statement]) -> Statement {
+    let mut clauses = Vec::with_capacity(statements.len());
+    let mut params = Vec::new();
+    for (i, statement) in statements.iter().enumerate() {
+        let sql = statement.sql(Dialect::Postgres);
+        clauses.push(format!(
+            "w{i} AS ({})",
+            shift_placeholders(&sql, params.len())
+        ));
+        params.extend(statement.params.iter().cloned());
+    }
+    Statement::new(format!("WITH {} SELECT 1", clauses.join(", ")), params, &[])
+}
+
+/// `sql` with every placeholder `$N` made `$(N + by)`.
+fn shift_placeholders(sql: &str, by: usize) -> String {
+    let mut out = String::with_capacity(sql.len() + 8);
+    let mut rest = sql;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..=at]);
+        rest = &rest[at + 1..];
+        let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        match rest[..digits].parse::<usize>() {
+            Ok(n) => out.push_str(&(n + by).to_string()),
+            Err(_) => out.push_str(&rest[..digits]),
+        }
+        rest = &rest[digits..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Reads column `i` of `row` as an integer.
@@ -246,6 +307,63 @@ mod tests {
             .on_postgres("SELECT $1 OFFSET 0".to_owned());
         assert_eq!(statement.sql(Dialect::Sqlite), "SELECT ?1");
         assert_eq!(statement.sql(Dialect::Postgres), "SELECT $1 OFFSET 0");
+    }
+
+    #[test]
+    fn placeholders_shift_and_dollars_without_digits_stay() {
+        assert_eq!(
+            shift_placeholders("SELECT $1, $10 WHERE a = $2 AND b = '$'", 3),
+            "SELECT $4, $13 WHERE a = $5 AND b = '$'"
+        );
+        assert_eq!(shift_placeholders("SELECT 1", 3), "SELECT 1");
+    }
+
+    #[test]
+    fn on_postgres_the_statements_after_the_first_run_as_one() {
+        let statement =
+            |sql: &str, params: Vec<Value>| Statement::new(sql.to_owned(), params, &[Column::Int]);
+        let plan = || {
+            Plan::new(
+                vec![
+                    statement("UPDATE a SET x = $1", vec![Value::Int(1)]),
+                    statement(
+                        "INSERT INTO b VALUES ($1, $2)",
+                        vec![Value::Int(2), Value::Int(3)],
+                    ),
+                    statement("DELETE FROM c WHERE y = $1", vec![Value::Int(4)]),
+                ],
+                |results| Ok(results.len()),
+            )
+            .reads_first_rows_only()
+        };
+        let mut ran = Vec::new();
+        let outcome = plan().for_dialect(Dialect::Postgres).run(|s| {
+            ran.push((s.sql(Dialect::Postgres).into_owned(), s.params.clone()));
+            Ok(Vec::new())
+        });
+        assert_eq!(outcome, Ok(2));
+        assert_eq!(
+            ran,
+            [
+                ("UPDATE a SET x = $1".to_owned(), vec![Value::Int(1)]),
+                (
+                    "WITH w0 AS (INSERT INTO b VALUES ($1, $2)), \
+                     w1 AS (DELETE FROM c WHERE y = $3) SELECT 1"
+                        .to_owned(),
+                    vec![Value::Int(2), Value::Int(3), Value::Int(4)]
+                ),
+            ]
+        );
+        // SQLite runs them one by one, as does a plan that reads every statement's rows.
+        let sqlite = plan().for_dialect(Dialect::Sqlite).run(|_| Ok(Vec::new()));
+        assert_eq!(sqlite, Ok(3));
+        let unmarked = Plan::new(plan().pending.into(), |results| Ok(results.len()));
+        assert_eq!(
+            unmarked
+                .for_dialect(Dialect::Postgres)
+                .run(|_| Ok(Vec::new())),
+            Ok(3)
+        );
     }
 
     #[test]

@@ -344,6 +344,7 @@ impl Scope {
             Ok(u64::try_from(first_int(&results)?).unwrap_or_default())
         })
         .guard_first(|rows| rows.is_empty().then_some(StoreError::Conflict))
+        .reads_first_rows_only()
     }
 
     /// The document's write, then its views ([`View`]), then the counts of its counted

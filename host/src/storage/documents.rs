@@ -156,7 +156,11 @@ impl DocTransaction {
     }
 
     /// Runs a plan of the shared store rules to its end.
-    async fn run<T>(&mut self, mut plan: Plan<T>) -> Result<T> {
+    async fn run<T>(&mut self, plan: Plan<T>) -> Result<T> {
+        let mut plan = plan.for_dialect(match self.tx {
+            Tx::Pooled(_) => rental_store_sql::Dialect::Postgres,
+            Tx::Sqlite(_) => rental_store_sql::Dialect::Sqlite,
+        });
         let mut rows = None;
         loop {
             match plan.step(rows.take()) {
