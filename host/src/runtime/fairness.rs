@@ -12,7 +12,9 @@
 //! tenant's share, and a long runner whose tenant is ahead of real time sleeps until it is
 //! not. So all of one tenant's long runners together use at most `share` of one core, however
 //! many there are, while other tenants' requests keep the rest (and the cores' run queues stay
-//! short: a paced guest sleeps, it does not wait in line).
+//! short: a paced guest sleeps, it does not wait in line). While a tenant is ahead, its
+//! requests' bursts are charged and paced too, so that new requests of a tenant whose loops
+//! are paced cannot each take a burst of the cores.
 //!
 //! Tenants are mapped to a fixed number of clocks by a hash of their slug, so the memory is
 //! bounded whatever the number of tenants; two tenants on one clock share one share and one
@@ -95,6 +97,19 @@ impl Pacer {
         (self.hasher.hash_one(tenant) % CLOCKS as u64) as usize
     }
 
+    /// Charges `ran` of a request still in its burst to `clock` while the clock's long runners
+    /// are paced (the clock is ahead of real time), and says how long it must sleep; else the
+    /// burst is free. So a tenant whose long runners already use its share gets no fresh
+    /// bursts: a wave of new loops joins the pace from its first tick instead of taking the
+    /// cores for a burst each.
+    pub fn charge_burst(&self, clock: usize, ran: Duration) -> Duration {
+        let now = nanos(self.started.elapsed());
+        if self.paid_until[clock].load(Ordering::Relaxed) <= now {
+            return Duration::ZERO;
+        }
+        self.charge(clock, ran)
+    }
+
     /// Charges `ran` of a long runner to `clock`, and says how long that runner must sleep
     /// before it runs again.
     pub fn charge(&self, clock: usize, ran: Duration) -> Duration {
@@ -149,6 +164,23 @@ mod tests {
             .find(|slug| pacer.clock(slug) != clock)
             .unwrap();
         assert_eq!(pacer.charge(pacer.clock(&other), tick), Duration::ZERO);
+    }
+
+    #[test]
+    fn bursts_are_free_unless_the_tenants_long_runners_are_paced() {
+        let pacer = Pacer::new(CpuShare::default(), 1);
+        let tick = Duration::from_millis(10);
+        let clock = pacer.clock("hog");
+        assert_eq!(pacer.charge_burst(clock, tick), Duration::ZERO);
+        assert_eq!(
+            pacer.charge_burst(clock, tick),
+            Duration::ZERO,
+            "nothing was charged"
+        );
+        // A long runner's tick puts the clock 40 ms ahead: a burst now waits behind it.
+        assert_eq!(pacer.charge(clock, tick), Duration::ZERO);
+        let burst = pacer.charge_burst(clock, tick);
+        assert!(burst > Duration::from_millis(35) && burst <= Duration::from_millis(40));
     }
 
     #[tokio::test]

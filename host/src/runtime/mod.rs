@@ -551,8 +551,9 @@ impl Runtime {
         );
         store.limiter(|state| &mut state.limits);
         // Yield to the executor at every tick, so that the deadline below can cancel a guest
-        // that never returns on its own and other requests get the core; past its burst the
-        // guest is paced with its tenant's other long runners. A guest past its write deadline
+        // that never returns on its own and other requests get the core; past its burst (or
+        // within it, while its tenant's long runners are paced) the guest is paced with its
+        // tenant's other long runners. A guest past its write deadline
         // traps at the tick, and dropping its store rolls the transaction back.
         store.set_epoch_deadline(1);
         let pacer = self.pacer.clone();
@@ -565,10 +566,11 @@ impl Runtime {
                 return Err(overrun.into());
             }
             ran += EPOCH_TICK;
-            if ran <= pacer.burst() {
-                return Ok(UpdateDeadline::Yield(1));
-            }
-            let wait = pacer.charge(clock, EPOCH_TICK);
+            let wait = if ran <= pacer.burst() {
+                pacer.charge_burst(clock, EPOCH_TICK)
+            } else {
+                pacer.charge(clock, EPOCH_TICK)
+            };
             Ok(if wait.is_zero() {
                 UpdateDeadline::Yield(1)
             } else {

@@ -277,6 +277,44 @@ async fn a_tenants_long_runners_share_a_part_of_one_core() {
     );
 }
 
+/// A tenant whose long runners are paced gets no fresh bursts: a wave of new loops joins the
+/// pace from its first tick. With half a second of burst each, eight new loops would take
+/// both cores for two seconds (4 s of CPU) before their pacing began.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn new_requests_of_a_paced_tenant_get_no_burst() {
+    let (app, _dir) = hostile_app_with(
+        3_000,
+        &["--tenant-cpu-percent", "10", "--cpu-burst-ms", "500"],
+    )
+    .await;
+    let hog = app.tenant_with_token("hog", false).await;
+    assert_eq!(app.get("hog", "/api/cars", &hog).await.status(), 200);
+    let path = "/api/cars?behave=loop";
+    let first = app.get("hog", path, &hog);
+    let wave = async {
+        // The first loop has run its burst and is paced.
+        tokio::time::sleep(Duration::from_millis(1_000)).await;
+        let before = cpu_time(app.pid());
+        let mut loops = tokio::task::JoinSet::new();
+        for _ in 0..8 {
+            let request = app.client.get(app.url("hog", path)).bearer_auth(&hog);
+            loops.spawn(async move { request.send().await.unwrap().status() });
+        }
+        while let Some(status) = loops.join_next().await {
+            assert_eq!(status.unwrap(), 503, "each loop ends at its deadline");
+        }
+        cpu_time(app.pid()) - before
+    };
+    let (first, used) = tokio::join!(first, wave);
+    assert_eq!(first.status(), 503);
+    // Paced from their first tick, the wave and the first loop share a tenth of a core: about
+    // 0.3 s over the wave's 3 s, with the host's own work.
+    assert!(
+        used < Duration::from_millis(1_500),
+        "the wave used {used:?} of CPU"
+    );
+}
+
 #[tokio::test]
 async fn a_component_only_sees_its_request_tenant() {
     let (app, _dir) = hostile_app().await;
