@@ -7,6 +7,7 @@
 //! loaded, statuses HTTP codes.
 
 use std::sync::Mutex;
+use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
 use prometheus_client::encoding::EncodeLabelSet;
@@ -89,6 +90,7 @@ pub struct Metrics {
     instantiation: Histograms<ComponentLabels>,
     execution: Histograms<ComponentLabels>,
     outcomes: Family<OutcomeLabels, Counter>,
+    paced: Family<ComponentLabels, Counter<f64, AtomicU64>>,
     queue_depth: Family<QueueLabels, Gauge>,
     connections_open: Family<ListenerLabels, Gauge>,
     connections_refused: Family<RefusedLabels, Counter>,
@@ -145,6 +147,15 @@ impl Metrics {
              the tenant had all its instances running)",
             outcomes.clone(),
         );
+        let paced = Family::<ComponentLabels, Counter<f64, AtomicU64>>::default();
+        registry.register_with_unit(
+            "component_paced",
+            "Time components slept to keep their tenant within its share of a core \
+             (--tenant-cpu-percent): long runners, and requests of a tenant whose long runners \
+             are paced",
+            Unit::Seconds,
+            paced.clone(),
+        );
         let queue_depth = Family::<QueueLabels, Gauge>::default();
         registry.register(
             "queue_depth",
@@ -190,6 +201,7 @@ impl Metrics {
             instantiation,
             execution,
             outcomes,
+            paced,
             queue_depth,
             connections_open,
             connections_refused,
@@ -251,6 +263,13 @@ impl Metrics {
                 outcome,
             })
             .inc();
+    }
+
+    /// A request inside `component` sleeps `wait` to keep its tenant within its share.
+    pub fn component_paced(&self, component: PlatformComponent, build: Build, wait: Duration) {
+        self.paced
+            .get_or_create(&component_labels(component, build))
+            .inc_by(wait.as_secs_f64());
     }
 
     /// A connection to `listener` opened (`1`) or closed (`-1`).
@@ -317,6 +336,7 @@ mod tests {
         metrics.component_instantiated(listing, Build::Platform, Duration::from_micros(300));
         metrics.component_executed(listing, Build::Tenant, Duration::from_millis(2));
         metrics.component_finished(listing, Build::Tenant, "timeout");
+        metrics.component_paced(listing, Build::Tenant, Duration::from_millis(4));
         metrics.connection_opened("api", 1);
         metrics.connection_refused("api", "address");
         let depth = [QueueDepth {
@@ -331,6 +351,7 @@ mod tests {
             r#"rentald_component_instantiation_seconds_count{component="listing",build="platform"} 1"#,
             r#"rentald_component_execution_seconds_count{component="listing",build="tenant"} 1"#,
             r#"rentald_component_outcomes_total{component="listing",build="tenant",outcome="timeout"} 1"#,
+            r#"rentald_component_paced_seconds_total{component="listing",build="tenant"} 0.004"#,
             r#"rentald_queue_depth{tenant="acme",status="pending"} 2"#,
             r#"rentald_connections_open{listener="api"} 1"#,
             r#"rentald_connections_refused_total{listener="api",reason="address"} 1"#,

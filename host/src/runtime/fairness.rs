@@ -33,6 +33,20 @@ pub const SEAT_WAIT: Duration = Duration::from_secs(1);
 /// Clocks, shared by the tenants whose slugs hash alike.
 const CLOCKS: usize = 1024;
 
+/// What each MiB of a request's memory counts for against its burst: the kernel's work for
+/// the pages it touched (faulting them in, then resetting them) is not in its ticks, and for
+/// a request that fills a large memory it is most of the cost.
+const MEMORY_COST_PER_MIB: Duration = Duration::from_millis(1);
+
+/// A request's running time as its burst counts it: the `ticks` it ran into, and its largest
+/// memory (`memory_peak` bytes) at [`MEMORY_COST_PER_MIB`]. The platform's components, a few
+/// MiB each, barely notice; a request filling 64 MiB is past a 50 ms burst however few ticks
+/// it ran.
+pub fn running(ticks: Duration, memory_peak: usize) -> Duration {
+    let mib = u32::try_from(memory_peak >> 20).unwrap_or(u32::MAX);
+    ticks.saturating_add(MEMORY_COST_PER_MIB.saturating_mul(mib))
+}
+
 /// How guests share the cores.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CpuShare {

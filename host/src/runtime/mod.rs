@@ -557,6 +557,8 @@ impl Runtime {
         // traps at the tick, and dropping its store rolls the transaction back.
         store.set_epoch_deadline(1);
         let pacer = self.pacer.clone();
+        let watch = memory.clone();
+        let (metrics, build) = (self.metrics.clone(), component.build);
         // Ticks the guest has run into: its running time in ticks, about (a guest that waited
         // for a core or for I/O across several ticks counts one), so a request slowed down by
         // a busy host is not taken for a long runner.
@@ -566,7 +568,7 @@ impl Runtime {
                 return Err(overrun.into());
             }
             ran += EPOCH_TICK;
-            let wait = if ran <= pacer.burst() {
+            let wait = if fairness::running(ran, watch.peak()) <= pacer.burst() {
                 pacer.charge_burst(clock, EPOCH_TICK)
             } else {
                 pacer.charge(clock, EPOCH_TICK)
@@ -574,6 +576,7 @@ impl Runtime {
             Ok(if wait.is_zero() {
                 UpdateDeadline::Yield(1)
             } else {
+                metrics.component_paced(name, build, wait);
                 UpdateDeadline::YieldCustom(1, Box::pin(tokio::time::sleep(wait)))
             })
         });

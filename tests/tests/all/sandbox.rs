@@ -315,6 +315,42 @@ async fn new_requests_of_a_paced_tenant_get_no_burst() {
     );
 }
 
+/// The memory a request fills counts against its burst (a millisecond a MiB), since the
+/// kernel's work for it is not in its ticks: a request filling 256 MiB, in about a third of
+/// that many ticks, is a long runner and paced; a small request is not.
+#[tokio::test]
+async fn a_request_filling_its_memory_is_paced() {
+    let (app, _dir) = hostile_app_with(
+        5_000,
+        &[
+            "--memory-limit-mib",
+            "256",
+            "--cpu-burst-ms",
+            "280",
+            "--tenant-cpu-percent",
+            "10",
+        ],
+    )
+    .await;
+    let hog = app.tenant_with_token("hog", false).await;
+    let paced = |metrics: &str| -> f64 {
+        metrics
+            .lines()
+            .find_map(|line| line.strip_prefix(r#"rentald_component_paced_seconds_total{component="listing",build="platform"} "#))
+            .map_or(0.0, |value| value.parse().unwrap())
+    };
+    assert_eq!(app.get("hog", "/api/cars", &hog).await.status(), 200);
+    assert_eq!(
+        paced(&app.metrics_get("/metrics").await.1),
+        0.0,
+        "a small request is not paced"
+    );
+    let filled = app.get("hog", "/api/cars?behave=alloc", &hog).await;
+    assert_eq!(filled.status(), 500, "the fill ends at the memory limit");
+    let metrics = app.metrics_get("/metrics").await.1;
+    assert!(paced(&metrics) > 0.0, "the fill was not paced:\n{metrics}");
+}
+
 #[tokio::test]
 async fn a_component_only_sees_its_request_tenant() {
     let (app, _dir) = hostile_app().await;
