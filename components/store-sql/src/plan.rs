@@ -172,7 +172,7 @@ impl<T> Plan<T> {
     pub fn for_dialect(mut self, dialect: Dialect) -> Self {
         if dialect == Dialect::Postgres && self.first_rows_only && self.pending.len() > 2 {
             let tail: Vec<Statement> = self.pending.drain(1..).collect();
-            self.pending.push_back(joined(&tail));
+            self.pending.push_back(joined(tail));
         }
         self
     }
@@ -221,16 +221,13 @@ impl<T> Plan<T> {
 /// `statements` as one PostgreSQL statement of data-modifying `WITH` clauses, which run
 /// whether or not the statement reads them (it reads none), with their parameters numbered
 /// one after another.
-fn joined(statements: &[Statement]) -> Statement {
+fn joined(statements: Vec<Statement>) -> Statement {
     let mut clauses = Vec::with_capacity(statements.len());
     let mut params = Vec::new();
-    for (i, statement) in statements.iter().enumerate() {
-        let sql = statement.sql(Dialect::Postgres);
-        clauses.push(format!(
-            "w{i} AS ({})",
-            shift_placeholders(&sql, params.len())
-        ));
-        params.extend(statement.params.iter().cloned());
+    for (i, statement) in statements.into_iter().enumerate() {
+        let sql = shift_placeholders(&statement.sql(Dialect::Postgres), params.len());
+        clauses.push(format!("w{i} AS ({sql})"));
+        params.extend(statement.params);
     }
     Statement::new(format!("WITH {} SELECT 1", clauses.join(", ")), params, &[])
 }

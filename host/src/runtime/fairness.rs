@@ -42,7 +42,7 @@ const MEMORY_COST_PER_MIB: Duration = Duration::from_millis(1);
 /// memory (`memory_peak` bytes) at [`MEMORY_COST_PER_MIB`]. The platform's components, a few
 /// MiB each, barely notice; a request filling 64 MiB is past a 50 ms burst however few ticks
 /// it ran.
-pub fn running(ticks: Duration, memory_peak: usize) -> Duration {
+fn running(ticks: Duration, memory_peak: usize) -> Duration {
     let mib = u32::try_from(memory_peak >> 20).unwrap_or(u32::MAX);
     ticks.saturating_add(MEMORY_COST_PER_MIB.saturating_mul(mib))
 }
@@ -101,14 +101,28 @@ impl Pacer {
             .ok()
     }
 
-    pub fn burst(&self) -> Duration {
-        self.config.burst
-    }
-
     /// The clock of `tenant`.
     pub fn clock(&self, tenant: &str) -> usize {
         // The remainder is below CLOCKS, so it fits.
         (self.hasher.hash_one(tenant) % CLOCKS as u64) as usize
+    }
+
+    /// How long a request of `clock` must sleep after running one more `tick`, having run
+    /// `ticks` in all with a largest memory of `memory_peak` bytes: in its burst, nothing
+    /// unless its tenant's long runners are paced ([`Pacer::charge_burst`]); past it, its share
+    /// of its tenant's pace ([`Pacer::charge`]).
+    pub fn pace(
+        &self,
+        clock: usize,
+        tick: Duration,
+        ticks: Duration,
+        memory_peak: usize,
+    ) -> Duration {
+        if running(ticks, memory_peak) <= self.config.burst {
+            self.charge_burst(clock, tick)
+        } else {
+            self.charge(clock, tick)
+        }
     }
 
     /// Charges `ran` of a request still in its burst to `clock` while the clock's long runners
@@ -116,7 +130,7 @@ impl Pacer {
     /// burst is free. So a tenant whose long runners already use its share gets no fresh
     /// bursts: a wave of new loops joins the pace from its first tick instead of taking the
     /// cores for a burst each.
-    pub fn charge_burst(&self, clock: usize, ran: Duration) -> Duration {
+    fn charge_burst(&self, clock: usize, ran: Duration) -> Duration {
         let now = nanos(self.started.elapsed());
         if self.paid_until[clock].load(Ordering::Relaxed) <= now {
             return Duration::ZERO;
@@ -126,7 +140,7 @@ impl Pacer {
 
     /// Charges `ran` of a long runner to `clock`, and says how long that runner must sleep
     /// before it runs again.
-    pub fn charge(&self, clock: usize, ran: Duration) -> Duration {
+    fn charge(&self, clock: usize, ran: Duration) -> Duration {
         let now = nanos(self.started.elapsed());
         let price = nanos(ran.div_f64(self.config.share));
         let paid_until = &self.paid_until[clock];

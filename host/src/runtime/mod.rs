@@ -553,8 +553,8 @@ impl Runtime {
         // Yield to the executor at every tick, so that the deadline below can cancel a guest
         // that never returns on its own and other requests get the core; past its burst (or
         // within it, while its tenant's long runners are paced) the guest is paced with its
-        // tenant's other long runners. A guest past its write deadline
-        // traps at the tick, and dropping its store rolls the transaction back.
+        // tenant's other long runners. A guest past its write deadline traps at the tick, and
+        // dropping its store rolls the transaction back.
         store.set_epoch_deadline(1);
         let pacer = self.pacer.clone();
         let watch = memory.clone();
@@ -568,11 +568,7 @@ impl Runtime {
                 return Err(overrun.into());
             }
             ran += EPOCH_TICK;
-            let wait = if fairness::running(ran, watch.peak()) <= pacer.burst() {
-                pacer.charge_burst(clock, EPOCH_TICK)
-            } else {
-                pacer.charge(clock, EPOCH_TICK)
-            };
+            let wait = pacer.pace(clock, EPOCH_TICK, ran, watch.peak());
             Ok(if wait.is_zero() {
                 UpdateDeadline::Yield(1)
             } else {
