@@ -221,9 +221,10 @@ impl wit::HostTransaction for HostState {
     }
 
     async fn drop(&mut self, handle: Resource<Transaction>) -> wasmtime::Result<()> {
-        // Dropping an uncommitted sqlx transaction rolls it back.
-        if self.table.delete(handle)?.0.is_some() {
+        // The guest may answer from what it read: wait until that is durable.
+        if let Some(tx) = self.table.delete(handle)?.0 {
             self.transaction_ended();
+            tx.roll_back().await?;
         }
         Ok(())
     }

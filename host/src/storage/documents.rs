@@ -23,7 +23,8 @@ pub struct DocTransaction {
     tx: Tx,
     scope: Scope,
     /// Held until the transaction ends (SQLite writers only); see `Storage::writer_turn`.
-    _turn: Option<tokio::sync::OwnedMutexGuard<()>>,
+    /// A commit gives it up before waiting for its sync.
+    turn: Option<tokio::sync::OwnedMutexGuard<()>>,
 }
 
 /// Where a transaction's statements run.
@@ -48,7 +49,7 @@ impl Storage {
         Ok(DocTransaction {
             tx,
             scope: Scope::new(tenant, mode),
-            _turn: turn,
+            turn,
         })
     }
 
@@ -227,10 +228,33 @@ impl DocTransaction {
         self.run(plan).await
     }
 
+    /// Commits, and returns once the commit is durable.
     pub async fn commit(self) -> Result<()> {
-        match self.tx {
+        let Self { tx, turn, .. } = self;
+        match tx {
             Tx::Pooled(tx) => Ok(tx.commit().await?),
-            Tx::Sqlite(tx) => tx.commit(),
+            Tx::Sqlite(tx) => {
+                let ending = tx.commit()?;
+                // The next writer may begin while this commit waits for its sync.
+                drop(turn);
+                ending.durable().await
+            }
+        }
+    }
+
+    /// Rolls back, and returns once every commit the transaction may have read is durable,
+    /// so that nothing answered from it can be lost. (Dropping a transaction rolls it back
+    /// without that wait: for a caller that answers nothing from it.)
+    pub async fn roll_back(self) -> Result<()> {
+        let Self { tx, turn, .. } = self;
+        match tx {
+            // PostgreSQL shows a commit only once it is durable; dropping rolls back.
+            Tx::Pooled(_) => Ok(()),
+            Tx::Sqlite(tx) => {
+                let ending = tx.roll_back();
+                drop(turn);
+                ending.durable().await
+            }
         }
     }
 }

@@ -10,6 +10,7 @@
 pub mod cache;
 pub mod components;
 pub mod documents;
+mod journal;
 pub mod queue;
 mod sqlite;
 pub mod tenants;

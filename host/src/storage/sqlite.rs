@@ -11,8 +11,10 @@
 //! mode; a writer has its turn in this process before it begins (`Storage::writer_turn`), and
 //! its `BEGIN IMMEDIATE`, the one statement that may still wait (for another process, or for
 //! the host's other writers on the sqlx pool), is tried without waiting and, when the lock is
-//! taken, run again on the blocking pool, where it may wait. Every other part of
-//! the storage (tenants, components, the queue's consumer, migrations) stays on sqlx.
+//! taken, run again on the blocking pool, where it may wait. Nor does a commit wait for the
+//! disk: the log is synced for many commits at once, outside the writer's turn
+//! ([`super::journal`]). Every other part of the storage (tenants, components, the queue's
+//! consumer, migrations) stays on sqlx.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -21,6 +23,7 @@ use std::time::Duration;
 use rental_store_sql::{Mode, Row, Statement};
 use rusqlite::{Connection, OpenFlags};
 
+use super::journal::{Journal, Ticket};
 use super::{Error, Result};
 
 /// How long a statement waits for a lock held by another connection (the sqlx pool's setting).
@@ -31,6 +34,11 @@ pub(super) const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// acknowledged to someone (a booking's 200, a bank told its event was received, which it
 /// will not send again). The cost is one `fsync` of the log per commit (docs/benchmarks.md).
 pub(super) const PRAGMAS: &str = "PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL;";
+
+/// The document store's connections write the log without syncing it at each commit: the
+/// commits of a database file are made durable together, and acknowledged only then
+/// ([`Journal`]).
+const GROUP_SYNCED: &str = "PRAGMA synchronous = NORMAL;";
 
 /// At most this many idle connections are kept (about one per request in flight); more are
 /// opened under load and closed when they come back to a full shelf.
@@ -46,12 +54,17 @@ pub struct Connections {
     path: PathBuf,
     flags: OpenFlags,
     idle: Mutex<Vec<Connection>>,
+    /// The group sync of the file's log; `None` for a database in memory, which has no log
+    /// and is not durable anyway.
+    journal: Option<Journal>,
 }
 
 impl Connections {
     /// The connections of the database file at `path` (created and migrated by sqlx already).
+    /// Starts the sync task of its log on the current runtime.
     pub fn new(path: PathBuf) -> Arc<Self> {
-        Self::with_flags(path, OpenFlags::empty())
+        let journal = Journal::start(&path);
+        Self::with_flags(path, OpenFlags::empty(), Some(journal))
     }
 
     /// The connections of the shared-cache database in memory named `name` (created and
@@ -60,14 +73,16 @@ impl Connections {
         Self::with_flags(
             PathBuf::from(format!("file:{name}?mode=memory&cache=shared")),
             OpenFlags::SQLITE_OPEN_URI,
+            None,
         )
     }
 
-    fn with_flags(path: PathBuf, flags: OpenFlags) -> Arc<Self> {
+    fn with_flags(path: PathBuf, flags: OpenFlags, journal: Option<Journal>) -> Arc<Self> {
         Arc::new(Self {
             path,
             flags,
             idle: Mutex::default(),
+            journal,
         })
     }
 
@@ -78,6 +93,9 @@ impl Connections {
         )
         .map_err(sorted)?;
         connection.execute_batch(PRAGMAS).map_err(sorted)?;
+        if self.journal.is_some() {
+            connection.execute_batch(GROUP_SYNCED).map_err(sorted)?;
+        }
         connection.busy_timeout(BUSY_TIMEOUT).map_err(sorted)?;
         connection.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         Ok(connection)
@@ -133,7 +151,13 @@ impl Connections {
         Ok(Transaction {
             connection: Some(connection),
             home: Arc::clone(self),
+            mode,
         })
+    }
+
+    #[cfg(test)]
+    pub(super) fn journal(&self) -> Option<&Journal> {
+        self.journal.as_ref()
     }
 }
 
@@ -143,6 +167,7 @@ impl Connections {
 pub struct Transaction {
     connection: Option<Connection>,
     home: Arc<Connections>,
+    mode: Mode,
 }
 
 impl Transaction {
@@ -157,13 +182,59 @@ impl Transaction {
         rental_store_sql::embedded::execute(self.connection(), statement).map_err(sorted)
     }
 
-    /// Commits; on failure the transaction is rolled back when dropped.
-    pub fn commit(mut self) -> Result<()> {
-        self.connection().execute_batch("COMMIT").map_err(sorted)?;
+    /// Commits; on failure the transaction is rolled back when dropped. Answers what the
+    /// caller must wait for (with [`Connections::durable`]) before it answers anyone: the sync
+    /// of this commit, or for a reader, of every commit it may have seen.
+    pub fn commit(mut self) -> Result<Ending> {
+        let journal = self.home.journal.as_ref();
+        let ticket = match (journal, self.mode) {
+            (Some(journal), Mode::ReadWrite) => {
+                let ticket = journal.commit_begins();
+                let committed = self.connection().execute_batch("COMMIT");
+                journal.commit_returned(ticket);
+                committed.map_err(sorted)?;
+                Some(ticket)
+            }
+            (journal, _) => {
+                self.connection().execute_batch("COMMIT").map_err(sorted)?;
+                journal.map(Journal::horizon)
+            }
+        };
         if let Some(connection) = self.connection.take() {
             self.home.give_back(connection);
         }
-        Ok(())
+        Ok(Ending {
+            home: Arc::clone(&self.home),
+            ticket,
+        })
+    }
+
+    /// Rolls back. Answers what the caller must wait for before it answers anyone from what
+    /// the transaction read: the sync of every commit it may have seen.
+    pub fn roll_back(self) -> Ending {
+        let ticket = self.home.journal.as_ref().map(Journal::horizon);
+        Ending {
+            home: Arc::clone(&self.home),
+            ticket,
+        }
+    }
+}
+
+/// A transaction that has ended, not yet known durable.
+#[must_use = "what a transaction wrote or read is durable only once its ending is waited for"]
+pub struct Ending {
+    home: Arc<Connections>,
+    /// `None` for a database in memory, which is not durable anyway.
+    ticket: Option<Ticket>,
+}
+
+impl Ending {
+    /// Waits until the log is synced past everything the transaction wrote or may have seen.
+    pub async fn durable(self) -> Result<()> {
+        match (&self.home.journal, self.ticket) {
+            (Some(journal), Some(ticket)) => journal.durable(ticket).await,
+            _ => Ok(()),
+        }
     }
 }
 

@@ -768,9 +768,10 @@ async fn kept_counts_follow_every_write_and_rollback() {
     .await;
 }
 
-/// A commit on SQLite is durable when it is acknowledged: every connection, sqlx's and the
-/// document store's own, syncs the log at each commit.
-#[tokio::test]
+/// A commit on SQLite is durable when it is acknowledged. sqlx's connections sync the log at
+/// each commit; the document store's connections write it unsynced, and a commit returns only
+/// once a sync of the log has covered it, as does a reader's end, for what it may have seen.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_commits_are_synced() {
     let dbs = Databases::new().await;
     let (_, store) = &dbs.stores[0];
@@ -779,12 +780,46 @@ async fn sqlite_commits_are_synced() {
         .await
         .unwrap();
     const FULL: i64 = 2;
+    const NORMAL: i64 = 1;
     assert_eq!(synchronous, FULL, "sqlx's connections");
-    let connection = store.sqlite().unwrap().take().unwrap();
-    let synchronous: i64 = connection
+    let connections = store.sqlite().unwrap();
+    let synchronous: i64 = connections
+        .take()
+        .unwrap()
         .query_row("PRAGMA synchronous", [], |row| row.get(0))
         .unwrap();
-    assert_eq!(synchronous, FULL, "the document store's connections");
+    assert_eq!(synchronous, NORMAL, "the document store's connections");
+
+    let journal = connections.journal().unwrap();
+    for n in 1..=5 {
+        let syncs = journal.syncs();
+        put(store, "a", &format!("x{n}"), n, Expect::Absent)
+            .await
+            .unwrap();
+        assert!(
+            journal.synced_upto() >= journal.horizon(),
+            "commit {n} returned before the log was synced past it"
+        );
+        assert!(journal.syncs() > syncs, "commit {n}: no sync of its own");
+    }
+
+    // A reader that saw a commit not yet synced ends only once it is.
+    let mut writer = store.begin("a", Mode::ReadWrite).await.unwrap();
+    writer
+        .put("things", "seen", "{}", &[], Expect::Absent)
+        .await
+        .unwrap();
+    let committing = tokio::spawn(writer.commit());
+    let mut reader = store.begin("a", Mode::ReadOnly).await.unwrap();
+    let seen = reader.get("things", "seen").await.unwrap();
+    reader.roll_back().await.unwrap();
+    if seen.is_some() {
+        assert!(
+            journal.synced_upto() >= journal.horizon(),
+            "a reader ended before what it saw was synced"
+        );
+    }
+    committing.await.unwrap().unwrap();
     dbs.drop_all().await;
 }
 
