@@ -35,7 +35,7 @@ type Synced = std::result::Result<Progress, String>;
 struct Progress {
     /// Every commit numbered up to this one is durable.
     upto: u64,
-    /// How many syncs it took: under load, far fewer than commits.
+    /// How many syncs it took (one covers every commit written before it began).
     syncs: u64,
 }
 
