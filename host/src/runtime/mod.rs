@@ -553,8 +553,8 @@ impl Runtime {
         // Yield to the executor at every tick, so that the deadline below can cancel a guest
         // that never returns on its own and other requests get the core; past its burst (or
         // within it, while its tenant's long runners are paced) the guest is paced with its
-        // tenant's other long runners. A guest past its write deadline traps at the tick, and
-        // dropping its store rolls the transaction back.
+        // tenant's other long runners, except inside a write. A guest past its write deadline
+        // traps at the tick, and dropping its store rolls the transaction back.
         store.set_epoch_deadline(1);
         let pacer = self.pacer.clone();
         let watch = memory.clone();
@@ -569,7 +569,10 @@ impl Runtime {
             }
             ran += EPOCH_TICK;
             let wait = pacer.pace(clock, EPOCH_TICK, ran, watch.peak());
-            Ok(if wait.is_zero() {
+            // A guest inside a write is charged but not put to sleep: asleep, it would hold
+            // the file's writer turn (SQLite) or its rows (PostgreSQL) for every other writer
+            // and run into its write deadline. Its tenant's next runners pay for its time.
+            Ok(if wait.is_zero() || store.data().holds_write() {
                 UpdateDeadline::Yield(1)
             } else {
                 metrics.component_paced(name, build, wait);

@@ -172,6 +172,11 @@ impl HostState {
         self.in_store_calls = Duration::ZERO;
     }
 
+    /// Whether the guest has a read-write transaction open.
+    pub(crate) fn holds_write(&self) -> bool {
+        self.writing_since.is_some()
+    }
+
     /// A store call that began at `started` has returned.
     pub(crate) fn store_call_returned(&mut self, started: Instant) {
         if self.writing_since.is_some() {

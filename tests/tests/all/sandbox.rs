@@ -315,6 +315,29 @@ async fn new_requests_of_a_paced_tenant_get_no_burst() {
     );
 }
 
+/// A guest inside a write is not paced: asleep, it would hold the writer turn for every
+/// tenant and run into its write deadline. A write computing for about a quarter of a second
+/// of one core, for a tenant allowed a twentieth of a core past a 50 ms burst, would need
+/// five seconds if paced, past its 3 s write deadline (500); unpaced, it commits (200).
+#[tokio::test]
+async fn a_write_is_not_paced_into_its_deadline() {
+    let (app, _dir) = hostile_app_with(
+        10_000,
+        &[
+            "--tenant-cpu-percent",
+            "5",
+            "--cpu-burst-ms",
+            "50",
+            "--write-timeout-ms",
+            "3000",
+        ],
+    )
+    .await;
+    let hog = app.tenant_with_token("hog", false).await;
+    let worked = app.get("hog", "/api/cars?behave=write-work", &hog).await;
+    assert_eq!(worked.status(), 200, "{}", worked.text().await.unwrap());
+}
+
 /// The memory a request fills counts against its burst (a millisecond a MiB), since the
 /// kernel's work for it is not in its ticks: a request filling 256 MiB, in about a third of
 /// that many ticks, is a long runner and paced; a small request is not.

@@ -7,6 +7,8 @@
 //! - `panic`: panics;
 //! - `flood`: answers with a 16 MiB body;
 //! - `hold-write`: begins a read-write transaction and never returns, holding it;
+//! - `write-work`: begins a read-write transaction, computes for a fixed number of steps
+//!   (about a quarter of a second at full speed), then commits and answers 200;
 //! - `remember`: answers what the previous request left in a static, then leaves its own
 //!   tenant there: a fresh instance must always answer `""`;
 //! - anything else: answers 200 with the tenant it was given and how many bookings its store
@@ -19,6 +21,9 @@ use rental_guest::store::{Mode, Range, Transaction};
 use rental_guest::{Error, Handler, Request, Response, context, json};
 
 struct Hostile;
+
+/// The steps of `write-work`: about a quarter of a second of one core.
+const WRITE_WORK_STEPS: u64 = 1 << 28;
 
 /// What the previous request of this instance left (see `remember`).
 static LEFT: Mutex<String> = Mutex::new(String::new());
@@ -44,6 +49,17 @@ impl Handler for Hostile {
                 loop {
                     std::hint::spin_loop();
                 }
+            }
+            Some("write-work") => {
+                let tx = Transaction::begin(Mode::ReadWrite)?;
+                let mut x: u64 = 1;
+                for _ in 0..WRITE_WORK_STEPS {
+                    x = std::hint::black_box(
+                        x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1),
+                    );
+                }
+                tx.commit()?;
+                json(200, &x)
             }
             Some("alloc") => {
                 let mut hoard: Vec<Vec<u8>> = Vec::new();
