@@ -56,14 +56,14 @@ pub struct Connections {
     idle: Mutex<Vec<Connection>>,
     /// The group sync of the file's log; `None` for a database in memory, which has no log
     /// and is not durable anyway.
-    journal: Option<Journal>,
+    journal: Option<Arc<Journal>>,
 }
 
 impl Connections {
     /// The connections of the database file at `path` (created and migrated by sqlx already).
     /// Starts the sync task of its log on the current runtime.
     pub fn new(path: PathBuf) -> Arc<Self> {
-        let journal = Journal::start(&path);
+        let journal = Arc::new(Journal::start(&path));
         Self::with_flags(path, OpenFlags::empty(), Some(journal))
     }
 
@@ -77,7 +77,7 @@ impl Connections {
         )
     }
 
-    fn with_flags(path: PathBuf, flags: OpenFlags, journal: Option<Journal>) -> Arc<Self> {
+    fn with_flags(path: PathBuf, flags: OpenFlags, journal: Option<Arc<Journal>>) -> Arc<Self> {
         Arc::new(Self {
             path,
             flags,
@@ -157,7 +157,7 @@ impl Connections {
 
     #[cfg(test)]
     pub(super) fn journal(&self) -> Option<&Journal> {
-        self.journal.as_ref()
+        self.journal.as_deref()
     }
 }
 
@@ -183,57 +183,49 @@ impl Transaction {
     }
 
     /// Commits; on failure the transaction is rolled back when dropped. Answers what the
-    /// caller must wait for (with [`Connections::durable`]) before it answers anyone: the sync
-    /// of this commit, or for a reader, of every commit it may have seen.
+    /// caller must wait for ([`Ending::durable`]) before it answers anyone: the sync of this
+    /// commit, or for a reader, of every commit it may have seen.
     pub fn commit(mut self) -> Result<Ending> {
-        let journal = self.home.journal.as_ref();
-        let ticket = match (journal, self.mode) {
-            (Some(journal), Mode::ReadWrite) => {
-                let ticket = journal.commit_begins();
-                let committed = self.connection().execute_batch("COMMIT");
-                journal.commit_returned(ticket);
-                committed.map_err(sorted)?;
-                Some(ticket)
-            }
-            (journal, _) => {
-                self.connection().execute_batch("COMMIT").map_err(sorted)?;
-                journal.map(Journal::horizon)
-            }
+        let journal = self.home.journal.clone();
+        let ticket = match &journal {
+            Some(journal) if self.mode == Mode::ReadWrite => Some(journal.commit_begins()),
+            _ => None,
         };
+        let committed = self.connection().execute_batch("COMMIT");
+        if let (Some(journal), Some(ticket)) = (&journal, ticket) {
+            journal.commit_returned(ticket);
+        }
+        committed.map_err(sorted)?;
         if let Some(connection) = self.connection.take() {
             self.home.give_back(connection);
         }
-        Ok(Ending {
-            home: Arc::clone(&self.home),
-            ticket,
-        })
+        Ok(Ending(journal.map(|journal| {
+            let ticket = ticket.unwrap_or_else(|| journal.horizon());
+            (journal, ticket)
+        })))
     }
 
     /// Rolls back. Answers what the caller must wait for before it answers anyone from what
     /// the transaction read: the sync of every commit it may have seen.
     pub fn roll_back(self) -> Ending {
-        let ticket = self.home.journal.as_ref().map(Journal::horizon);
-        Ending {
-            home: Arc::clone(&self.home),
-            ticket,
-        }
+        Ending(self.home.journal.clone().map(|journal| {
+            let ticket = journal.horizon();
+            (journal, ticket)
+        }))
     }
 }
 
-/// A transaction that has ended, not yet known durable.
+/// A transaction that has ended, not yet known durable: the journal and the ticket to wait
+/// for (`None` for a database in memory, which is not durable anyway).
 #[must_use = "what a transaction wrote or read is durable only once its ending is waited for"]
-pub struct Ending {
-    home: Arc<Connections>,
-    /// `None` for a database in memory, which is not durable anyway.
-    ticket: Option<Ticket>,
-}
+pub struct Ending(Option<(Arc<Journal>, Ticket)>);
 
 impl Ending {
     /// Waits until the log is synced past everything the transaction wrote or may have seen.
     pub async fn durable(self) -> Result<()> {
-        match (&self.home.journal, self.ticket) {
-            (Some(journal), Some(ticket)) => journal.durable(ticket).await,
-            _ => Ok(()),
+        match self.0 {
+            Some((journal, ticket)) => journal.durable(ticket).await,
+            None => Ok(()),
         }
     }
 }
