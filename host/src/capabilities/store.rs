@@ -60,15 +60,21 @@ impl HostState {
     }
 
     /// Runs `call` on the open transaction behind `handle`, noting how long it took, which
-    /// the write deadline may leave out (see [`HostState::write_overrun`]).
+    /// the write deadline may leave out (see [`HostState::write_overrun`]), whether it has
+    /// begun to write, and whether it lost a race.
     async fn on_transaction<T>(
         &mut self,
         handle: &Resource<Transaction>,
         call: impl AsyncFnOnce(&mut DocTransaction) -> storage::Result<T>,
     ) -> Result<T, StoreFailure> {
         let started = Instant::now();
-        let result = call(self.transaction(handle)?).await;
-        self.store_call_returned(started);
+        let tx = self.transaction(handle)?;
+        let result = call(&mut *tx).await;
+        let writes = tx.holds_write();
+        self.store_call_returned(started, writes);
+        if matches!(result, Err(storage::Error::Store(StoreError::Conflict))) {
+            self.lost_a_race = true;
+        }
         Ok(result?)
     }
 }
@@ -77,14 +83,21 @@ impl wit::Host for HostState {
     async fn begin(&mut self, requested: wit::Mode) -> Result<Resource<Transaction>, StoreFailure> {
         self.transactions.begin().map_err(failure)?;
         let tenant = self.request.tenant.slug.clone();
-        let tx = match self.storage.begin(&tenant, mode(requested)).await {
+        let begun = match mode(requested) {
+            // A request that lost a race once writes with the turn from the start.
+            storage::documents::Mode::ReadWrite if self.lost_a_race => {
+                self.storage.begin_locked(&tenant).await
+            }
+            mode => self.storage.begin(&tenant, mode).await,
+        };
+        let tx = match begun {
             Ok(tx) => tx,
             Err(error) => {
                 self.transaction_ended();
                 return Err(error.into());
             }
         };
-        if matches!(requested, wit::Mode::ReadWrite) {
+        if tx.holds_write() {
             self.writing();
         }
         self.table

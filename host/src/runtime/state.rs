@@ -45,8 +45,11 @@ pub struct HostState {
     pub(crate) transactions: rental_store_sql::OneTransaction,
     /// How long a question to a bank may take.
     pub(crate) bank_timeout: Duration,
-    /// When the open read-write transaction began, if one is open.
+    /// When the open transaction began to write, if one is open and has.
     writing_since: Option<Instant>,
+    /// A write of this request failed because what it read had changed: its next one holds
+    /// the writer turn from its beginning ([`Storage::begin_locked`]).
+    pub(crate) lost_a_race: bool,
     /// How long a read-write transaction may stay open.
     write_deadline: Duration,
     /// Whether the time the open write spends in store calls counts against its deadline, and
@@ -161,26 +164,33 @@ impl HostState {
             transactions: Default::default(),
             bank_timeout,
             writing_since: None,
+            lost_a_race: false,
             write_deadline,
             in_store_calls: Duration::ZERO,
         }
     }
 
-    /// A read-write transaction began: its write deadline runs from now.
+    /// The request's transaction has begun to write (on SQLite at its first write, on
+    /// PostgreSQL when a read-write transaction begins): its write deadline runs from now.
     pub(crate) fn writing(&mut self) {
         self.writing_since = Some(Instant::now());
         self.in_store_calls = Duration::ZERO;
     }
 
-    /// Whether the guest has a read-write transaction open.
+    /// Whether the guest's transaction holds what a writer holds ([`DocTransaction::holds_write`]).
+    ///
+    /// [`DocTransaction::holds_write`]: crate::storage::documents::DocTransaction::holds_write
     pub(crate) fn holds_write(&self) -> bool {
         self.writing_since.is_some()
     }
 
-    /// A store call that began at `started` has returned.
-    pub(crate) fn store_call_returned(&mut self, started: Instant) {
+    /// A store call that began at `started` has returned; `writes`: the transaction now holds
+    /// what a writer holds.
+    pub(crate) fn store_call_returned(&mut self, started: Instant, writes: bool) {
         if self.writing_since.is_some() {
             self.in_store_calls += started.elapsed();
+        } else if writes {
+            self.writing();
         }
     }
 

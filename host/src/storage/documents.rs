@@ -7,6 +7,7 @@
 //! ([`super::sqlite`]), and sorts database errors.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use rental_domain::store::Record;
 use rental_store_sql::{Column, Plan, Row, Scope, Statement, Step, Value};
@@ -22,9 +23,11 @@ pub use rental_store_sql::{Document, Entry, Expect, Index, Mode, Range, Scan};
 pub struct DocTransaction {
     tx: Tx,
     scope: Scope,
-    /// Held until the transaction ends (SQLite writers only); see `Storage::writer_turn`.
-    /// A commit gives it up before waiting for its sync.
-    turn: Option<tokio::sync::OwnedMutexGuard<()>>,
+    mode: Mode,
+    /// SQLite writers only: the file's writer turn in this process (`Storage::writer`), taken
+    /// before the first write, held until the transaction ends. A commit gives it up before
+    /// waiting for its sync.
+    turn: Turn,
 }
 
 /// Where a transaction's statements run.
@@ -35,20 +38,62 @@ enum Tx {
     Sqlite(sqlite::Transaction),
 }
 
+/// A transaction's place in the queue of this process's SQLite writers.
+enum Turn {
+    /// Not a writer on SQLite.
+    None,
+    /// A writer that has only read so far: the queue it takes its turn from.
+    Later(Arc<tokio::sync::Mutex<()>>),
+    Held {
+        _turn: tokio::sync::OwnedMutexGuard<()>,
+    },
+}
+
 impl Storage {
+    /// Begins a transaction. On SQLite a writer reads without holding the writer turn and
+    /// takes it before its first write ([`sqlite::Transaction::lock`]).
     pub async fn begin(&self, tenant: &str, mode: Mode) -> Result<DocTransaction> {
-        let turn = self.writer_turn(mode).await;
-        let tx = match self.sqlite() {
-            Some(connections) => Tx::Sqlite(connections.begin(mode).await?),
-            None => Tx::Pooled(
-                self.pool()
-                    .begin_with(self.backend().begin_statement(mode))
-                    .await?,
+        self.begin_transaction(tenant, mode, false).await
+    }
+
+    /// Begins a read-write transaction that holds the writer turn from the start: for a request
+    /// whose write has already failed once because what it read changed meanwhile, so that it
+    /// cannot fail that way twice.
+    pub async fn begin_locked(&self, tenant: &str) -> Result<DocTransaction> {
+        self.begin_transaction(tenant, Mode::ReadWrite, true).await
+    }
+
+    async fn begin_transaction(
+        &self,
+        tenant: &str,
+        mode: Mode,
+        locked: bool,
+    ) -> Result<DocTransaction> {
+        let (tx, turn) = match self.sqlite() {
+            Some(connections) => {
+                let turn = match (mode, locked) {
+                    (Mode::ReadOnly, _) => Turn::None,
+                    (Mode::ReadWrite, false) => Turn::Later(Arc::clone(&self.writer)),
+                    (Mode::ReadWrite, true) => Turn::Held {
+                        _turn: Arc::clone(&self.writer).lock_owned().await,
+                    },
+                };
+                let locked = matches!(turn, Turn::Held { .. });
+                (Tx::Sqlite(connections.begin(mode, locked).await?), turn)
+            }
+            None => (
+                Tx::Pooled(
+                    self.pool()
+                        .begin_with(self.backend().begin_statement(mode))
+                        .await?,
+                ),
+                Turn::None,
             ),
         };
         Ok(DocTransaction {
             tx,
             scope: Scope::new(tenant, mode),
+            mode,
             turn,
         })
     }
@@ -134,10 +179,34 @@ fn row(statement: &Statement, row: &AnyRow) -> std::result::Result<Row, sqlx::Er
 }
 
 impl DocTransaction {
+    /// Whether the transaction holds what a writer holds while it writes: on SQLite the
+    /// writer turn, which a writer takes at its first write; on PostgreSQL a writer from its
+    /// beginning.
+    pub fn holds_write(&self) -> bool {
+        match self.tx {
+            Tx::Sqlite(_) => matches!(self.turn, Turn::Held { .. }),
+            Tx::Pooled(_) => self.mode == Mode::ReadWrite,
+        }
+    }
+
     /// Runs one statement in the transaction and returns its rows.
     async fn execute(&mut self, statement: &Statement) -> Result<Vec<Row>> {
         let tx = match &mut self.tx {
-            Tx::Sqlite(tx) => return tx.execute(statement),
+            Tx::Sqlite(tx) => {
+                if let Turn::Later(writer) = &self.turn
+                    && tx.needs_lock(statement)?
+                {
+                    self.turn = Turn::Held {
+                        _turn: Arc::clone(writer).lock_owned().await,
+                    };
+                    if let Err(error) = tx.lock().await {
+                        // Rolled back: the next writer need not wait for the guest to see it.
+                        self.turn = Turn::None;
+                        return Err(error);
+                    }
+                }
+                return tx.execute(statement);
+            }
             Tx::Pooled(tx) => tx,
         };
         let sql = statement.sql(rental_store_sql::Dialect::Postgres);

@@ -115,9 +115,9 @@ impl Backend {
         }
     }
 
-    /// The statement that opens a transaction. SQLite takes its single write lock up front for
-    /// writers, so a read followed by a write can never fail to upgrade; PostgreSQL relies on
-    /// row locks taken by the compare-and-swap statements themselves.
+    /// The statement that opens a document transaction through the pool: on PostgreSQL, whose
+    /// writers rely on row locks taken by the compare-and-swap statements themselves. (SQLite's
+    /// run on connections of their own: [`sqlite`].)
     fn begin_statement(self, mode: Mode) -> &'static str {
         rental_store_sql::begin(self.dialect(), mode)
     }
@@ -147,9 +147,9 @@ impl Backend {
 pub struct Storage {
     pool: AnyPool,
     backend: Backend,
-    /// SQLite has one writer at a time. Writers of this process queue here, in arrival order,
-    /// before `BEGIN IMMEDIATE`, rather than in SQLite's busy handler, which polls with
-    /// growing sleeps and turns contention into second-long tails.
+    /// SQLite has one writer at a time. The document store's writers of this process queue
+    /// here, in arrival order, before they take the write lock, rather than in SQLite's busy
+    /// handler, which polls with growing sleeps and turns contention into second-long tails.
     writer: Arc<tokio::sync::Mutex<()>>,
     /// What the request path reads of the tenants, kept in memory (see [`cache`]).
     tenant_cache: Arc<cache::TenantCache>,
@@ -297,14 +297,6 @@ impl Storage {
                 .await?;
         }
         Ok(())
-    }
-
-    /// The turn to write, for backends whose writers are serialised by the database anyway.
-    async fn writer_turn(&self, mode: Mode) -> Option<tokio::sync::OwnedMutexGuard<()>> {
-        match (self.backend, mode) {
-            (Backend::Sqlite, Mode::ReadWrite) => Some(self.writer.clone().lock_owned().await),
-            _ => None,
-        }
     }
 
     /// Whether the database answers (for readiness checks).

@@ -7,11 +7,15 @@
 //! SQLite instead leases one of these connections and runs its statements where it is, as
 //! plain function calls; a statement of the store is a few microseconds of SQLite work.
 //!
+//! A writer reads without the write lock and takes it at its first write, checking then that
+//! what it read still holds ([`Transaction::lock`]): while its guest computes from what it
+//! read, other writers go on.
+//!
 //! Nothing here waits on a lock while holding a runtime thread: readers never wait in WAL
-//! mode; a writer has its turn in this process before it begins (`Storage::writer_turn`), and
-//! its `BEGIN IMMEDIATE`, the one statement that may still wait (for another process, or for
-//! the host's other writers on the sqlx pool), is tried without waiting and, when the lock is
-//! taken, run again on the blocking pool, where it may wait. Nor does a commit wait for the
+//! mode; a writer has its turn in this process before it takes the lock (`Storage::writer`),
+//! and its `BEGIN IMMEDIATE`, the one statement that may still wait (for another process, or
+//! for the host's other writers on the sqlx pool), is tried without waiting and, when the lock
+//! is taken, run again on the blocking pool, where it may wait. Nor does a commit wait for the
 //! disk: the log is synced for many commits at once, outside the writer's turn
 //! ([`super::journal`]). Every other part of the storage (tenants, components, the queue's
 //! consumer, migrations) stays on sqlx.
@@ -113,6 +117,14 @@ impl Connections {
         }
     }
 
+    /// Rolls back what `connection` has open and shelves it; a connection whose rollback
+    /// fails is in an unknown state, and is closed instead.
+    fn release(&self, connection: Connection) {
+        if connection.execute_batch("ROLLBACK").is_ok() {
+            self.give_back(connection);
+        }
+    }
+
     fn give_back(&self, connection: Connection) {
         let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
         if idle.len() < MAX_IDLE {
@@ -120,18 +132,37 @@ impl Connections {
         }
     }
 
-    /// Begins a transaction in `mode` on a leased connection.
-    pub async fn begin(self: &Arc<Self>, mode: Mode) -> Result<Transaction> {
-        let connection = self.take()?;
-        let begin = rental_store_sql::begin(rental_store_sql::Dialect::Sqlite, mode);
-        // A deferred begin takes no lock, and a writer's immediate one finds the lock free
-        // unless another connection holds it: try without waiting first.
+    /// Begins a transaction in `mode` on a leased connection. A writer begins without the
+    /// write lock unless `locked`: see [`Transaction::lock`].
+    pub async fn begin(self: &Arc<Self>, mode: Mode, locked: bool) -> Result<Transaction> {
+        let (begin, lock) = match (mode, locked) {
+            (Mode::ReadOnly, _) => (READ, Lock::Never),
+            (Mode::ReadWrite, false) => (READ, Lock::Deferred(Vec::new())),
+            (Mode::ReadWrite, true) => (WRITE, Lock::Held),
+        };
+        let connection = self.begin_on(self.take()?, begin).await?;
+        Ok(Transaction {
+            connection: Some(connection),
+            home: Arc::clone(self),
+            lock,
+        })
+    }
+
+    /// Runs `begin` on `connection`. A deferred begin takes no lock, and an immediate one
+    /// finds the lock free unless another connection holds it: it is tried without waiting
+    /// first, and only when the lock is taken run again on the blocking pool, where it may
+    /// wait. On failure the connection goes back to the shelf.
+    async fn begin_on(
+        self: &Arc<Self>,
+        connection: Connection,
+        begin: &'static str,
+    ) -> Result<Connection> {
         connection.busy_timeout(Duration::ZERO).map_err(sorted)?;
         let first = connection.execute_batch(begin);
         connection.busy_timeout(BUSY_TIMEOUT).map_err(sorted)?;
-        let connection = match first {
-            Ok(()) => connection,
-            Err(error) if mode == Mode::ReadWrite && is_busy(&error) => {
+        match first {
+            Ok(()) => Ok(connection),
+            Err(error) if begin == WRITE && is_busy(&error) => {
                 let home = Arc::clone(self);
                 tokio::task::spawn_blocking(move || match connection.execute_batch(begin) {
                     Ok(()) => Ok(connection),
@@ -141,18 +172,13 @@ impl Connections {
                     }
                 })
                 .await
-                .map_err(|error| unavailable(&error))??
+                .map_err(|error| unavailable(&error))?
             }
             Err(error) => {
                 self.give_back(connection);
-                return Err(sorted(error));
+                Err(sorted(error))
             }
-        };
-        Ok(Transaction {
-            connection: Some(connection),
-            home: Arc::clone(self),
-            mode,
-        })
+        }
     }
 
     #[cfg(test)]
@@ -161,44 +187,134 @@ impl Connections {
     }
 }
 
+/// How a transaction begins: without a lock (readers, and writers until their first write),
+/// or with the write lock.
+const READ: &str = "BEGIN DEFERRED";
+const WRITE: &str = "BEGIN IMMEDIATE";
+
+/// A statement that writes nothing but takes the write lock, which SQLite grants a transaction
+/// only while the state it reads is the newest (else `SQLITE_BUSY_SNAPSHOT`).
+const TAKE_WRITE_LOCK: &str = "UPDATE sequences SET value = value WHERE 0";
+
+/// Where a transaction stands with the file's write lock.
+#[derive(Debug)]
+enum Lock {
+    /// A reader: never takes it.
+    Never,
+    /// A writer that has only read so far: each statement it ran and the rows it got, to be
+    /// checked again once it has the lock.
+    Deferred(Vec<(Statement, Vec<Row>)>),
+    /// A writer with the lock.
+    Held,
+}
+
 /// An open transaction on a leased connection. Dropped without [`Transaction::commit`], it
 /// rolls back and the connection goes back to the shelf.
 #[derive(Debug)]
 pub struct Transaction {
+    /// `None` once a failed [`Transaction::lock`] has rolled the transaction back.
     connection: Option<Connection>,
     home: Arc<Connections>,
-    mode: Mode,
+    lock: Lock,
 }
 
 impl Transaction {
-    fn connection(&self) -> &Connection {
-        self.connection
-            .as_ref()
-            .expect("a transaction holds its connection until it ends")
+    fn connection(&self) -> Result<&Connection> {
+        // Only a failed `lock` leaves a transaction without its connection; the guest was
+        // told, and is to begin again.
+        self.connection.as_ref().ok_or_else(conflict)
     }
 
-    /// Runs one statement and returns its rows.
-    pub fn execute(&self, statement: &Statement) -> Result<Vec<Row>> {
-        rental_store_sql::embedded::execute(self.connection(), statement).map_err(sorted)
+    /// Whether `statement` may run only once the transaction holds the write lock: it writes,
+    /// and the transaction is a writer that has not taken the lock yet.
+    pub fn needs_lock(&self, statement: &Statement) -> Result<bool> {
+        if !matches!(self.lock, Lock::Deferred(_)) {
+            return Ok(false);
+        }
+        let sql = statement.sql(rental_store_sql::Dialect::Sqlite);
+        let prepared = self.connection()?.prepare_cached(&sql).map_err(sorted)?;
+        Ok(!prepared.readonly())
     }
 
-    /// Commits; on failure the transaction is rolled back when dropped. Answers what the
+    /// Runs one statement and returns its rows. A writer without the lock notes what it read.
+    pub fn execute(&mut self, statement: &Statement) -> Result<Vec<Row>> {
+        let rows =
+            rental_store_sql::embedded::execute(self.connection()?, statement).map_err(sorted)?;
+        if let Lock::Deferred(reads) = &mut self.lock {
+            reads.push((statement.clone(), rows.clone()));
+        }
+        Ok(rows)
+    }
+
+    /// Takes the write lock, for a writer about to write; the caller has the writer turn of
+    /// this process.
+    ///
+    /// A writer reads without the lock, from the state of the file when it first read, so
+    /// that other writers are not kept waiting while its guest computes from what it read.
+    /// When no commit has come in since, SQLite grants the lock on that same state. Otherwise
+    /// the transaction begins again with the lock, on the newest state, and runs every
+    /// statement it ran so far once more: when each answers the same rows, what the guest
+    /// decided still holds, and it goes on as if it had read here. When one answers otherwise,
+    /// the transaction is rolled back and fails with a conflict: the guest begins again.
+    pub async fn lock(&mut self) -> Result<()> {
+        let Lock::Deferred(reads) = std::mem::replace(&mut self.lock, Lock::Held) else {
+            return Ok(());
+        };
+        let Some(connection) = self.connection.take() else {
+            return Err(conflict());
+        };
+        connection.busy_timeout(Duration::ZERO).map_err(sorted)?;
+        let in_place = connection.execute_batch(TAKE_WRITE_LOCK);
+        connection.busy_timeout(BUSY_TIMEOUT).map_err(sorted)?;
+        match in_place {
+            Ok(()) => {
+                self.connection = Some(connection);
+                return Ok(());
+            }
+            Err(error) if is_busy(&error) => {}
+            Err(error) => {
+                self.home.release(connection);
+                return Err(sorted(error));
+            }
+        }
+        if let Err(error) = connection.execute_batch("ROLLBACK") {
+            return Err(sorted(error)); // the connection, in an unknown state, is closed
+        }
+        let connection = self.home.begin_on(connection, WRITE).await?;
+        for (statement, rows) in &reads {
+            match rental_store_sql::embedded::execute(&connection, statement) {
+                Ok(again) if again == *rows => {}
+                outcome => {
+                    tracing::debug!(reads = reads.len(), "a writer's reads changed: conflict");
+                    self.home.release(connection);
+                    return Err(outcome.map_or_else(sorted, |_| conflict()));
+                }
+            }
+        }
+        tracing::debug!(reads = reads.len(), "a writer's reads held after a commit");
+        self.connection = Some(connection);
+        Ok(())
+    }
+
+    /// Commits, or on failure rolls back. Answers what the
     /// caller must wait for ([`Ending::durable`]) before it answers anyone: the sync of this
-    /// commit, or for a reader, of every commit it may have seen.
+    /// commit, or for a transaction that wrote nothing, of every commit it may have seen.
     pub fn commit(mut self) -> Result<Ending> {
+        let connection = self.connection.take().ok_or_else(conflict)?;
         let journal = self.home.journal.clone();
         let ticket = match &journal {
-            Some(journal) if self.mode == Mode::ReadWrite => Some(journal.commit_begins()),
+            Some(journal) if matches!(self.lock, Lock::Held) => Some(journal.commit_begins()),
             _ => None,
         };
-        let committed = self.connection().execute_batch("COMMIT");
+        let committed = connection.execute_batch("COMMIT");
         if let (Some(journal), Some(ticket)) = (&journal, ticket) {
             journal.commit_returned(ticket);
         }
-        committed.map_err(sorted)?;
-        if let Some(connection) = self.connection.take() {
-            self.home.give_back(connection);
+        if let Err(error) = committed {
+            self.home.release(connection);
+            return Err(sorted(error));
         }
+        self.home.give_back(connection);
         Ok(Ending(journal.map(|journal| {
             let ticket = ticket.unwrap_or_else(|| journal.horizon());
             (journal, ticket)
@@ -233,10 +349,7 @@ impl Ending {
 impl Drop for Transaction {
     fn drop(&mut self) {
         if let Some(connection) = self.connection.take() {
-            // A connection whose rollback fails is in an unknown state: close it.
-            if connection.execute_batch("ROLLBACK").is_ok() {
-                self.home.give_back(connection);
-            }
+            self.home.release(connection);
         }
     }
 }
@@ -246,6 +359,11 @@ fn unavailable(error: &tokio::task::JoinError) -> Error {
     Error::Store(rental_store_sql::StoreError::Unavailable(format!(
         "beginning a transaction: {error}"
     )))
+}
+
+/// What a writer is told when what it read has changed: begin again.
+fn conflict() -> Error {
+    Error::Store(rental_store_sql::StoreError::Conflict)
 }
 
 /// Whether SQLite answered busy or locked: another connection holds what it needs.
@@ -259,7 +377,7 @@ fn is_busy(error: &rusqlite::Error) -> bool {
 /// anything else a fault.
 fn sorted(error: rusqlite::Error) -> Error {
     if is_busy(&error) {
-        Error::Store(rental_store_sql::StoreError::Conflict)
+        conflict()
     } else {
         Error::Sqlite(error)
     }

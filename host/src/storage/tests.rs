@@ -823,6 +823,65 @@ async fn sqlite_commits_are_synced() {
     dbs.drop_all().await;
 }
 
+/// On SQLite a writer reads without the writer turn, so another writer commits meanwhile. At
+/// its first write it goes on when what it read is unchanged, and is told to begin again when
+/// it changed; begun with the turn, it keeps the others waiting and cannot lose.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_writers_read_without_the_turn() {
+    use std::time::Duration;
+    let dbs = Databases::new().await;
+    let (_, store) = &dbs.stores[0];
+    put(store, "a", "read", 1, Expect::Absent).await.unwrap();
+    let meanwhile = async |id: &str, n: i64, expected: Expect| {
+        tokio::time::timeout(Duration::from_secs(10), put(store, "a", id, n, expected))
+            .await
+            .expect("a writer that has only read kept another writer waiting")
+            .unwrap()
+    };
+
+    let mut writer = store.begin("a", Mode::ReadWrite).await.unwrap();
+    assert!(writer.get("things", "read").await.unwrap().is_some());
+    meanwhile("elsewhere", 2, Expect::Absent).await;
+    writer
+        .put("things", "mine", "{}", &[], Expect::Absent)
+        .await
+        .expect("what it read is unchanged");
+    writer.commit().await.unwrap();
+
+    let mut writer = store.begin("a", Mode::ReadWrite).await.unwrap();
+    assert!(writer.get("things", "read").await.unwrap().is_some());
+    meanwhile("read", 3, Expect::Revision(1)).await;
+    let lost = writer
+        .put("things", "lost", "{}", &[], Expect::Absent)
+        .await;
+    assert!(
+        matches!(lost, Err(Error::Store(StoreError::Conflict))),
+        "what it read has changed: {lost:?}"
+    );
+    let after = writer.get("things", "read").await;
+    assert!(matches!(after, Err(Error::Store(StoreError::Conflict))));
+    drop(writer);
+
+    let mut locked = store.begin_locked("a").await.unwrap();
+    assert!(locked.get("things", "lost").await.unwrap().is_none());
+    let waiting = {
+        let store = store.clone();
+        tokio::spawn(async move { put(&store, "a", "after", 4, Expect::Absent).await })
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(
+        !waiting.is_finished(),
+        "a writer began while one held the turn"
+    );
+    locked
+        .put("things", "read", "{}", &[], Expect::Revision(2))
+        .await
+        .unwrap();
+    locked.commit().await.unwrap();
+    assert_eq!(waiting.await.unwrap(), Ok(1));
+    dbs.drop_all().await;
+}
+
 /// Every row of `tenant` in the tables the document store writes, as text, in order.
 async fn tenant_rows(store: &Storage, tenant: &str) -> Vec<String> {
     use sqlx::Row as _;

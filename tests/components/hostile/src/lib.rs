@@ -6,9 +6,10 @@
 //! - `recurse`: recurses until the stack limit stops it;
 //! - `panic`: panics;
 //! - `flood`: answers with a 16 MiB body;
-//! - `hold-write`: begins a read-write transaction and never returns, holding it;
-//! - `write-work`: begins a read-write transaction, computes for a fixed number of steps
-//!   (about a quarter of a second at full speed), then commits and answers 200;
+//! - `hold-write`: begins a read-write transaction, writes (takes a sequence's next value, which
+//!   is what makes it hold the write) and never returns;
+//! - `write-work`: the same, but computes for a fixed number of steps (about a quarter of a
+//!   second at full speed), then commits and answers 200;
 //! - `remember`: answers what the previous request left in a static, then leaves its own
 //!   tenant there: a fresh instance must always answer `""`;
 //! - anything else: answers 200 with the tenant it was given and how many bookings its store
@@ -38,6 +39,13 @@ fn recurse(depth: u64) -> u64 {
     recurse(depth + 1) + frame[0]
 }
 
+/// A read-write transaction that has written, and so holds what a writer holds.
+fn writing() -> Result<Transaction, Error> {
+    let tx = Transaction::begin(Mode::ReadWrite)?;
+    tx.next_id("hostile")?;
+    Ok(tx)
+}
+
 impl Handler for Hostile {
     fn handle(request: Request) -> Result<Response, Error> {
         Ok(match request.query("behave") {
@@ -45,13 +53,13 @@ impl Handler for Hostile {
                 std::hint::spin_loop();
             },
             Some("hold-write") => {
-                let _held = Transaction::begin(Mode::ReadWrite)?;
+                let _held = writing()?;
                 loop {
                     std::hint::spin_loop();
                 }
             }
             Some("write-work") => {
-                let tx = Transaction::begin(Mode::ReadWrite)?;
+                let tx = writing()?;
                 let mut x: u64 = 1;
                 for _ in 0..WRITE_WORK_STEPS {
                     x = std::hint::black_box(
