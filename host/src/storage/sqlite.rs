@@ -58,6 +58,11 @@ pub struct Connections {
     path: PathBuf,
     flags: OpenFlags,
     idle: Mutex<Vec<Connection>>,
+    /// The connection writers write on, taken only by the holder of the writer turn. A
+    /// connection drops its whole cache of pages whenever another connection has committed,
+    /// so under load a shelved connection starts each transaction with nothing in memory;
+    /// this one is emptied only by commits made elsewhere.
+    writer: Mutex<Option<Connection>>,
     /// The group sync of the file's log; `None` for a database in memory, which has no log
     /// and is not durable anyway.
     journal: Option<Arc<Journal>>,
@@ -86,6 +91,7 @@ impl Connections {
             path,
             flags,
             idle: Mutex::default(),
+            writer: Mutex::default(),
             journal,
         })
     }
@@ -105,12 +111,19 @@ impl Connections {
         Ok(connection)
     }
 
-    pub(super) fn take(&self) -> Result<Connection> {
-        let idle = self
-            .idle
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .pop();
+    /// A connection from the shelf, or the writers' one.
+    pub(super) fn take(&self, writer: bool) -> Result<Connection> {
+        let idle = if writer {
+            self.writer
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take()
+        } else {
+            self.idle
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .pop()
+        };
         match idle {
             Some(connection) => Ok(connection),
             None => self.open(),
@@ -119,13 +132,18 @@ impl Connections {
 
     /// Rolls back what `connection` has open and shelves it; a connection whose rollback
     /// fails is in an unknown state, and is closed instead.
-    fn release(&self, connection: Connection) {
+    fn release(&self, connection: Connection, writer: bool) {
         if connection.execute_batch("ROLLBACK").is_ok() {
-            self.give_back(connection);
+            self.give_back(connection, writer);
         }
     }
 
-    fn give_back(&self, connection: Connection) {
+    /// Puts `connection` back where [`Connections::take`] took it.
+    fn give_back(&self, connection: Connection, writer: bool) {
+        if writer {
+            *self.writer.lock().unwrap_or_else(PoisonError::into_inner) = Some(connection);
+            return;
+        }
         let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
         if idle.len() < MAX_IDLE {
             idle.push(connection);
@@ -133,29 +151,32 @@ impl Connections {
     }
 
     /// Begins a transaction in `mode` on a leased connection. A writer begins without the
-    /// write lock unless `locked`: see [`Transaction::lock`].
+    /// write lock unless `locked` (it has the writer turn): see [`Transaction::lock`].
     pub async fn begin(self: &Arc<Self>, mode: Mode, locked: bool) -> Result<Transaction> {
         let (begin, lock) = match (mode, locked) {
             (Mode::ReadOnly, _) => (READ, Lock::Never),
             (Mode::ReadWrite, false) => (READ, Lock::Deferred(Vec::new())),
             (Mode::ReadWrite, true) => (WRITE, Lock::Held),
         };
-        let connection = self.begin_on(self.take()?, begin).await?;
+        let writer = matches!(lock, Lock::Held);
+        let connection = self.begin_on(self.take(writer)?, begin, writer).await?;
         Ok(Transaction {
             connection: Some(connection),
             home: Arc::clone(self),
             lock,
+            writer,
         })
     }
 
     /// Runs `begin` on `connection`. A deferred begin takes no lock, and an immediate one
     /// finds the lock free unless another connection holds it: it is tried without waiting
     /// first, and only when the lock is taken run again on the blocking pool, where it may
-    /// wait. On failure the connection goes back to the shelf.
+    /// wait. On failure the connection goes back where it was taken from (`writer`).
     async fn begin_on(
         self: &Arc<Self>,
         connection: Connection,
         begin: &'static str,
+        writer: bool,
     ) -> Result<Connection> {
         connection.busy_timeout(Duration::ZERO).map_err(sorted)?;
         let first = connection.execute_batch(begin);
@@ -167,7 +188,7 @@ impl Connections {
                 tokio::task::spawn_blocking(move || match connection.execute_batch(begin) {
                     Ok(()) => Ok(connection),
                     Err(error) => {
-                        home.give_back(connection);
+                        home.give_back(connection, writer);
                         Err(sorted(error))
                     }
                 })
@@ -175,7 +196,7 @@ impl Connections {
                 .map_err(|error| unavailable(&error))?
             }
             Err(error) => {
-                self.give_back(connection);
+                self.give_back(connection, writer);
                 Err(sorted(error))
             }
         }
@@ -216,6 +237,8 @@ pub struct Transaction {
     connection: Option<Connection>,
     home: Arc<Connections>,
     lock: Lock,
+    /// Whether the connection is the writers' one ([`Connections::take`]).
+    writer: bool,
 }
 
 impl Transaction {
@@ -252,7 +275,8 @@ impl Transaction {
     /// A writer reads without the lock, from the state of the file when it first read, so
     /// that other writers are not kept waiting while its guest computes from what it read.
     /// When no commit has come in since, SQLite grants the lock on that same state. Otherwise
-    /// the transaction begins again with the lock, on the newest state, and runs every
+    /// the transaction begins again with the lock, on the newest state and on the writers'
+    /// connection (whose cache other writers' commits have not emptied), and runs every
     /// statement it ran so far once more: when each answers the same rows, what the guest
     /// decided still holds, and it goes on as if it had read here. When one answers otherwise,
     /// the transaction is rolled back and fails with a conflict: the guest begins again.
@@ -273,20 +297,20 @@ impl Transaction {
             }
             Err(error) if is_busy(&error) => {}
             Err(error) => {
-                self.home.release(connection);
+                self.home.release(connection, self.writer);
                 return Err(sorted(error));
             }
         }
-        if let Err(error) = connection.execute_batch("ROLLBACK") {
-            return Err(sorted(error)); // the connection, in an unknown state, is closed
-        }
-        let connection = self.home.begin_on(connection, WRITE).await?;
+        self.home.release(connection, self.writer);
+        self.writer = true;
+        let connection = self.home.take(true)?;
+        let connection = self.home.begin_on(connection, WRITE, true).await?;
         for (statement, rows) in &reads {
             match rental_store_sql::embedded::execute(&connection, statement) {
                 Ok(again) if again == *rows => {}
                 outcome => {
                     tracing::debug!(reads = reads.len(), "a writer's reads changed: conflict");
-                    self.home.release(connection);
+                    self.home.release(connection, true);
                     return Err(outcome.map_or_else(sorted, |_| conflict()));
                 }
             }
@@ -311,10 +335,10 @@ impl Transaction {
             journal.commit_returned(ticket);
         }
         if let Err(error) = committed {
-            self.home.release(connection);
+            self.home.release(connection, self.writer);
             return Err(sorted(error));
         }
-        self.home.give_back(connection);
+        self.home.give_back(connection, self.writer);
         Ok(Ending(journal.map(|journal| {
             let ticket = ticket.unwrap_or_else(|| journal.horizon());
             (journal, ticket)
@@ -349,7 +373,7 @@ impl Ending {
 impl Drop for Transaction {
     fn drop(&mut self) {
         if let Some(connection) = self.connection.take() {
-            self.home.release(connection);
+            self.home.release(connection, self.writer);
         }
     }
 }

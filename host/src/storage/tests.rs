@@ -784,7 +784,7 @@ async fn sqlite_commits_are_synced() {
     assert_eq!(synchronous, FULL, "sqlx's connections");
     let connections = store.sqlite().unwrap();
     let synchronous: i64 = connections
-        .take()
+        .take(false)
         .unwrap()
         .query_row("PRAGMA synchronous", [], |row| row.get(0))
         .unwrap();
