@@ -230,7 +230,7 @@ enum Lock {
 }
 
 /// An open transaction on a leased connection. Dropped without [`Transaction::commit`], it
-/// rolls back and the connection goes back to the shelf.
+/// rolls back and the connection goes back where it was taken from.
 #[derive(Debug)]
 pub struct Transaction {
     /// `None` once a failed [`Transaction::lock`] has rolled the transaction back.
@@ -320,9 +320,9 @@ impl Transaction {
         Ok(())
     }
 
-    /// Commits, or on failure rolls back. Answers what the
-    /// caller must wait for ([`Ending::durable`]) before it answers anyone: the sync of this
-    /// commit, or for a transaction that wrote nothing, of every commit it may have seen.
+    /// Commits, or on failure rolls back. Answers what the caller must wait for
+    /// ([`Ending::durable`]) before it answers anyone: the sync of this commit, or for a
+    /// transaction that wrote nothing, of every commit it may have seen.
     pub fn commit(mut self) -> Result<Ending> {
         let connection = self.connection.take().ok_or_else(conflict)?;
         let journal = self.home.journal.clone();
