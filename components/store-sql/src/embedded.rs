@@ -1,8 +1,8 @@
 //! The store's statements on an SQLite connection of the calling thread (feature `rusqlite`):
 //! `rentald`'s SQLite transactions and the guest SDK's test host run them here.
 
-use rusqlite::Connection;
 use rusqlite::types::ValueRef;
+use rusqlite::{CachedStatement, Connection};
 
 use crate::{Column, Dialect, Row, Statement, Value};
 
@@ -12,7 +12,26 @@ use crate::{Column, Dialect, Row, Statement, Value};
 /// (`InvalidColumnType`).
 pub fn execute(connection: &Connection, statement: &Statement) -> rusqlite::Result<Vec<Row>> {
     let sql = statement.sql(Dialect::Sqlite);
+    run(&mut connection.prepare_cached(&sql)?, statement)
+}
+
+/// Runs `statement` as [`execute`] does when it only reads (SQLite's `sqlite3_stmt_readonly`);
+/// leaves one that writes unrun and answers `None`.
+///
+/// Errors: as [`execute`].
+pub fn execute_if_reading(
+    connection: &Connection,
+    statement: &Statement,
+) -> rusqlite::Result<Option<Vec<Row>>> {
+    let sql = statement.sql(Dialect::Sqlite);
     let mut prepared = connection.prepare_cached(&sql)?;
+    if !prepared.readonly() {
+        return Ok(None);
+    }
+    run(&mut prepared, statement).map(Some)
+}
+
+fn run(prepared: &mut CachedStatement<'_>, statement: &Statement) -> rusqlite::Result<Vec<Row>> {
     for (position, value) in statement.params.iter().enumerate() {
         let index = position + 1;
         match value {

@@ -7,7 +7,6 @@
 //! ([`super::sqlite`]), and sorts database errors.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use rental_domain::store::Record;
 use rental_store_sql::{Column, Plan, Row, Scope, Statement, Step, Value};
@@ -24,10 +23,6 @@ pub struct DocTransaction {
     tx: Tx,
     scope: Scope,
     mode: Mode,
-    /// SQLite writers only: the file's writer turn in this process (`Storage::writer`), taken
-    /// before the first write, held until the transaction ends. A commit gives it up before
-    /// waiting for its sync.
-    turn: Turn,
 }
 
 /// Where a transaction's statements run.
@@ -38,20 +33,9 @@ enum Tx {
     Sqlite(sqlite::Transaction),
 }
 
-/// A transaction's place in the queue of this process's SQLite writers.
-enum Turn {
-    /// Not a writer on SQLite.
-    None,
-    /// A writer that has only read so far: the queue it takes its turn from.
-    Later(Arc<tokio::sync::Mutex<()>>),
-    Held {
-        _turn: tokio::sync::OwnedMutexGuard<()>,
-    },
-}
-
 impl Storage {
     /// Begins a transaction. On SQLite a writer reads without holding the writer turn and
-    /// takes it before its first write ([`sqlite::Transaction::lock`]).
+    /// takes it before its first write ([`sqlite::Transaction::execute`]).
     pub async fn begin(&self, tenant: &str, mode: Mode) -> Result<DocTransaction> {
         self.begin_transaction(tenant, mode, false).await
     }
@@ -69,32 +53,18 @@ impl Storage {
         mode: Mode,
         locked: bool,
     ) -> Result<DocTransaction> {
-        let (tx, turn) = match self.sqlite() {
-            Some(connections) => {
-                let turn = match (mode, locked) {
-                    (Mode::ReadOnly, _) => Turn::None,
-                    (Mode::ReadWrite, false) => Turn::Later(Arc::clone(&self.writer)),
-                    (Mode::ReadWrite, true) => Turn::Held {
-                        _turn: Arc::clone(&self.writer).lock_owned().await,
-                    },
-                };
-                let locked = matches!(turn, Turn::Held { .. });
-                (Tx::Sqlite(connections.begin(mode, locked).await?), turn)
-            }
-            None => (
-                Tx::Pooled(
-                    self.pool()
-                        .begin_with(self.backend().begin_statement(mode))
-                        .await?,
-                ),
-                Turn::None,
+        let tx = match self.sqlite() {
+            Some(connections) => Tx::Sqlite(connections.begin(mode, locked).await?),
+            None => Tx::Pooled(
+                self.pool()
+                    .begin_with(self.backend().begin_statement(mode))
+                    .await?,
             ),
         };
         Ok(DocTransaction {
             tx,
             scope: Scope::new(tenant, mode),
             mode,
-            turn,
         })
     }
 
@@ -183,8 +153,8 @@ impl DocTransaction {
     /// writer turn, which a writer takes at its first write; on PostgreSQL a writer from its
     /// beginning.
     pub fn holds_write(&self) -> bool {
-        match self.tx {
-            Tx::Sqlite(_) => matches!(self.turn, Turn::Held { .. }),
+        match &self.tx {
+            Tx::Sqlite(tx) => tx.holds_write(),
             Tx::Pooled(_) => self.mode == Mode::ReadWrite,
         }
     }
@@ -192,21 +162,7 @@ impl DocTransaction {
     /// Runs one statement in the transaction and returns its rows.
     async fn execute(&mut self, statement: &Statement) -> Result<Vec<Row>> {
         let tx = match &mut self.tx {
-            Tx::Sqlite(tx) => {
-                if let Turn::Later(writer) = &self.turn
-                    && tx.needs_lock(statement)?
-                {
-                    self.turn = Turn::Held {
-                        _turn: Arc::clone(writer).lock_owned().await,
-                    };
-                    if let Err(error) = tx.lock().await {
-                        // Rolled back: the next writer need not wait for the guest to see it.
-                        self.turn = Turn::None;
-                        return Err(error);
-                    }
-                }
-                return tx.execute(statement);
-            }
+            Tx::Sqlite(tx) => return tx.execute(statement).await,
             Tx::Pooled(tx) => tx,
         };
         let sql = statement.sql(rental_store_sql::Dialect::Postgres);
@@ -299,15 +255,11 @@ impl DocTransaction {
 
     /// Commits, and returns once the commit is durable.
     pub async fn commit(self) -> Result<()> {
-        let Self { tx, turn, .. } = self;
-        match tx {
+        match self.tx {
             Tx::Pooled(tx) => Ok(tx.commit().await?),
-            Tx::Sqlite(tx) => {
-                let ending = tx.commit()?;
-                // The next writer may begin while this commit waits for its sync.
-                drop(turn);
-                ending.durable().await
-            }
+            // The writer turn is given up with the commit: the next writer may begin while
+            // this one waits for its sync.
+            Tx::Sqlite(tx) => tx.commit()?.durable().await,
         }
     }
 
@@ -315,15 +267,10 @@ impl DocTransaction {
     /// so that nothing answered from it can be lost. (Dropping a transaction rolls it back
     /// without that wait: for a caller that answers nothing from it.)
     pub async fn roll_back(self) -> Result<()> {
-        let Self { tx, turn, .. } = self;
-        match tx {
+        match self.tx {
             // PostgreSQL shows a commit only once it is durable; dropping rolls back.
             Tx::Pooled(_) => Ok(()),
-            Tx::Sqlite(tx) => {
-                let ending = tx.roll_back();
-                drop(turn);
-                ending.durable().await
-            }
+            Tx::Sqlite(tx) => tx.roll_back().durable().await,
         }
     }
 }

@@ -147,10 +147,6 @@ impl Backend {
 pub struct Storage {
     pool: AnyPool,
     backend: Backend,
-    /// SQLite has one writer at a time. The document store's writers of this process queue
-    /// here, in arrival order, before they take the write lock, rather than in SQLite's busy
-    /// handler, which polls with growing sleeps and turns contention into second-long tails.
-    writer: Arc<tokio::sync::Mutex<()>>,
     /// What the request path reads of the tenants, kept in memory (see [`cache`]).
     tenant_cache: Arc<cache::TenantCache>,
     /// The document store's SQLite connections; `None` on PostgreSQL.
@@ -257,7 +253,6 @@ impl Storage {
         let storage = Self {
             pool,
             backend,
-            writer: Arc::default(),
             tenant_cache: Arc::default(),
             sqlite,
         };

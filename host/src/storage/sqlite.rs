@@ -12,7 +12,7 @@
 //! read, other writers go on.
 //!
 //! Nothing here waits on a lock while holding a runtime thread: readers never wait in WAL
-//! mode; a writer has its turn in this process before it takes the lock (`Storage::writer`),
+//! mode; a writer has its turn in this process before it takes the lock (`Connections::turn`),
 //! and its `BEGIN IMMEDIATE`, the one statement that may still wait (for another process, or
 //! for the host's other writers on the sqlx pool), is tried without waiting and, when the lock
 //! is taken, run again on the blocking pool, where it may wait. Nor does a commit wait for the
@@ -63,6 +63,10 @@ pub struct Connections {
     /// so under load a shelved connection starts each transaction with nothing in memory;
     /// this one is emptied only by commits made elsewhere.
     writer: Mutex<Option<Connection>>,
+    /// SQLite has one writer at a time. This process's writers queue here, in arrival order,
+    /// before they take the write lock, rather than in SQLite's busy handler, which polls with
+    /// growing sleeps and turns contention into second-long tails.
+    turn: Arc<tokio::sync::Mutex<()>>,
     /// The group sync of the file's log; `None` for a database in memory, which has no log
     /// and is not durable anyway.
     journal: Option<Arc<Journal>>,
@@ -92,6 +96,7 @@ impl Connections {
             flags,
             idle: Mutex::default(),
             writer: Mutex::default(),
+            turn: Arc::default(),
             journal,
         })
     }
@@ -151,14 +156,20 @@ impl Connections {
     }
 
     /// Begins a transaction in `mode` on a leased connection. A writer begins without the
-    /// write lock unless `locked` (it has the writer turn): see [`Transaction::lock`].
+    /// write lock unless `locked` (then it waits for its turn first): see
+    /// [`Transaction::lock`].
     pub async fn begin(self: &Arc<Self>, mode: Mode, locked: bool) -> Result<Transaction> {
         let (begin, lock) = match (mode, locked) {
             (Mode::ReadOnly, _) => (READ, Lock::Never),
             (Mode::ReadWrite, false) => (READ, Lock::Deferred(Vec::new())),
-            (Mode::ReadWrite, true) => (WRITE, Lock::Held),
+            (Mode::ReadWrite, true) => (
+                WRITE,
+                Lock::Held {
+                    _turn: self.wait_for_turn().await,
+                },
+            ),
         };
-        let writer = matches!(lock, Lock::Held);
+        let writer = matches!(lock, Lock::Held { .. });
         let connection = self.begin_on(self.take(writer)?, begin, writer).await?;
         Ok(Transaction {
             connection: Some(connection),
@@ -166,6 +177,11 @@ impl Connections {
             lock,
             writer,
         })
+    }
+
+    /// This process's writer turn, once every writer before has ended.
+    async fn wait_for_turn(&self) -> tokio::sync::OwnedMutexGuard<()> {
+        Arc::clone(&self.turn).lock_owned().await
     }
 
     /// Runs `begin` on `connection`. A deferred begin takes no lock, and an immediate one
@@ -225,8 +241,11 @@ enum Lock {
     /// A writer that has only read so far: each statement it ran and the rows it got, to be
     /// checked again once it has the lock.
     Deferred(Vec<(Statement, Vec<Row>)>),
-    /// A writer with the lock.
-    Held,
+    /// A writer with the lock, and with this process's writer turn until it ends. (Dropped
+    /// after the connection has gone back: the next writer takes the writers' connection.)
+    Held {
+        _turn: tokio::sync::OwnedMutexGuard<()>,
+    },
 }
 
 /// An open transaction on a leased connection. Dropped without [`Transaction::commit`], it
@@ -248,29 +267,29 @@ impl Transaction {
         self.connection.as_ref().ok_or_else(conflict)
     }
 
-    /// Whether `statement` may run only once the transaction holds the write lock: it writes,
-    /// and the transaction is a writer that has not taken the lock yet.
-    pub fn needs_lock(&self, statement: &Statement) -> Result<bool> {
-        if !matches!(self.lock, Lock::Deferred(_)) {
-            return Ok(false);
-        }
-        let sql = statement.sql(rental_store_sql::Dialect::Sqlite);
-        let prepared = self.connection()?.prepare_cached(&sql).map_err(sorted)?;
-        Ok(!prepared.readonly())
+    /// Whether the transaction holds the write lock (and this process's writer turn).
+    pub fn holds_write(&self) -> bool {
+        matches!(self.lock, Lock::Held { .. })
     }
 
-    /// Runs one statement and returns its rows. A writer without the lock notes what it read.
-    pub fn execute(&mut self, statement: &Statement) -> Result<Vec<Row>> {
-        let rows =
-            rental_store_sql::embedded::execute(self.connection()?, statement).map_err(sorted)?;
+    /// Runs one statement and returns its rows. A writer without the lock notes what it read,
+    /// and takes the lock before its first statement that writes.
+    pub async fn execute(&mut self, statement: &Statement) -> Result<Vec<Row>> {
         if let Lock::Deferred(reads) = &mut self.lock {
-            reads.push((statement.clone(), rows.clone()));
+            let connection = self.connection.as_ref().ok_or_else(conflict)?;
+            match rental_store_sql::embedded::execute_if_reading(connection, statement) {
+                Ok(Some(rows)) => {
+                    reads.push((statement.clone(), rows.clone()));
+                    return Ok(rows);
+                }
+                Ok(None) => self.lock().await?,
+                Err(error) => return Err(sorted(error)),
+            }
         }
-        Ok(rows)
+        rental_store_sql::embedded::execute(self.connection()?, statement).map_err(sorted)
     }
 
-    /// Takes the write lock, for a writer about to write; the caller has the writer turn of
-    /// this process.
+    /// Takes the writer turn of this process and the write lock, for a writer about to write.
     ///
     /// A writer reads without the lock, from the state of the file when it first read, so
     /// that other writers are not kept waiting while its guest computes from what it read.
@@ -280,8 +299,9 @@ impl Transaction {
     /// statement it ran so far once more: when each answers the same rows, what the guest
     /// decided still holds, and it goes on as if it had read here. When one answers otherwise,
     /// the transaction is rolled back and fails with a conflict: the guest begins again.
-    pub async fn lock(&mut self) -> Result<()> {
-        let Lock::Deferred(reads) = std::mem::replace(&mut self.lock, Lock::Held) else {
+    async fn lock(&mut self) -> Result<()> {
+        let turn = self.home.wait_for_turn().await;
+        let Lock::Deferred(reads) = std::mem::replace(&mut self.lock, Lock::Never) else {
             return Ok(());
         };
         let Some(connection) = self.connection.take() else {
@@ -293,6 +313,7 @@ impl Transaction {
         match in_place {
             Ok(()) => {
                 self.connection = Some(connection);
+                self.lock = Lock::Held { _turn: turn };
                 return Ok(());
             }
             Err(error) if is_busy(&error) => {}
@@ -317,6 +338,7 @@ impl Transaction {
         }
         tracing::debug!(reads = reads.len(), "a writer's reads held after a commit");
         self.connection = Some(connection);
+        self.lock = Lock::Held { _turn: turn };
         Ok(())
     }
 
@@ -327,7 +349,7 @@ impl Transaction {
         let connection = self.connection.take().ok_or_else(conflict)?;
         let journal = self.home.journal.clone();
         let ticket = match &journal {
-            Some(journal) if matches!(self.lock, Lock::Held) => Some(journal.commit_begins()),
+            Some(journal) if self.holds_write() => Some(journal.commit_begins()),
             _ => None,
         };
         let committed = connection.execute_batch("COMMIT");
