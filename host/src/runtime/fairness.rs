@@ -6,15 +6,16 @@
 //! tenants' requests start at once.
 //!
 //! A request runs its guest at full speed for a short burst, which is all a well-behaved
-//! request needs (the platform's components answer in a few milliseconds). Past the burst the
-//! guest is a long runner, and long runners are paced per tenant: each tick one of them runs
-//! is charged to its tenant's clock at the price of a tick of a whole core divided by the
-//! tenant's share, and a long runner whose tenant is ahead of real time sleeps until it is
-//! not. So all of one tenant's long runners together use at most `share` of one core, however
-//! many there are, while other tenants' requests keep the rest (and the cores' run queues stay
-//! short: a paced guest sleeps, it does not wait in line). While a tenant is ahead, its
-//! requests' bursts are charged and paced too, so that new requests of a tenant whose loops
-//! are paced cannot each take a burst of the cores.
+//! request needs (the platform's components answer in a few milliseconds). A request's cost
+//! is the ticks it runs, the memory it fills and the time its memory takes to be reset once
+//! it ends ([`Meter`]). Past the burst the guest is a long runner, and long runners are paced
+//! per tenant: what one of them costs is charged to its tenant's clock at its price on a
+//! whole core divided by the tenant's share, and a long runner whose tenant is ahead of real
+//! time sleeps until it is not. So all of one tenant's long runners together use at most
+//! `share` of one core, however many there are, while other tenants' requests keep the rest
+//! (and the cores' run queues stay short: a paced guest sleeps, it does not wait in line).
+//! While a tenant is ahead, its requests' bursts are charged and paced too, so that new
+//! requests of a tenant whose loops are paced cannot each take a burst of the cores.
 //!
 //! Tenants are mapped to a fixed number of clocks by a hash of their slug, so the memory is
 //! bounded whatever the number of tenants; two tenants on one clock share one share and one
@@ -33,18 +34,31 @@ pub const SEAT_WAIT: Duration = Duration::from_secs(1);
 /// Clocks, shared by the tenants whose slugs hash alike.
 const CLOCKS: usize = 1024;
 
-/// What each MiB of a request's memory counts for against its burst: the kernel's work for
-/// the pages it touched (faulting them in, then resetting them) is not in its ticks, and for
-/// a request that fills a large memory it is most of the cost.
+/// What each MiB of a request's memory costs it: filling pages costs the host far more than
+/// the guest's ticks show (the kernel faults them in, and the other cores are interrupted to
+/// flush their TLBs as the memory grows and is reset), and a large fill evicts the other
+/// tenants' requests from the caches.
 const MEMORY_COST_PER_MIB: Duration = Duration::from_millis(1);
 
-/// A request's running time as its burst counts it: the `ticks` it ran into, and its largest
-/// memory (`memory_peak` bytes) at [`MEMORY_COST_PER_MIB`]. The platform's components, a few
-/// MiB each, barely notice; a request filling 64 MiB is past a 50 ms burst however few ticks
-/// it ran.
-fn running(ticks: Duration, memory_peak: usize) -> Duration {
+/// A request's cost as its tenant's clock counts it: the `ticks` it ran into, its largest
+/// memory (`memory_peak` bytes) at [`MEMORY_COST_PER_MIB`], and the time its store took to be
+/// reset once it ended. The platform's components, a few MiB each and reset in well under a
+/// millisecond, barely notice; a request filling 64 MiB is past a 50 ms burst however few
+/// ticks it ran, and its tenant pays for every MiB.
+fn cost(ticks: Duration, memory_peak: usize, reset: Duration) -> Duration {
     let mib = u32::try_from(memory_peak >> 20).unwrap_or(u32::MAX);
-    ticks.saturating_add(MEMORY_COST_PER_MIB.saturating_mul(mib))
+    ticks
+        .saturating_add(MEMORY_COST_PER_MIB.saturating_mul(mib))
+        .saturating_add(reset)
+}
+
+/// One request's account with its tenant's clock: what it has run, and how much of its cost
+/// has been counted (charged, or let go as its burst).
+#[derive(Debug, Clone, Copy)]
+pub struct Meter {
+    clock: usize,
+    ticks: Duration,
+    counted: Duration,
 }
 
 /// How guests share the cores.
@@ -92,36 +106,49 @@ impl Pacer {
         }
     }
 
-    /// A seat of `clock`'s, held until dropped; `None` when none freed within [`SEAT_WAIT`].
-    pub async fn seat(&self, clock: usize) -> Option<OwnedSemaphorePermit> {
-        let seats = self.seats[clock].clone();
+    /// A seat of the clock of `meter`'s tenant, held until dropped; `None` when none freed
+    /// within [`SEAT_WAIT`].
+    pub async fn seat(&self, meter: &Meter) -> Option<OwnedSemaphorePermit> {
+        let seats = self.seats[meter.clock].clone();
         tokio::time::timeout(SEAT_WAIT, seats.acquire_owned())
             .await
             .ok()?
             .ok()
     }
 
-    /// The clock of `tenant`.
-    pub fn clock(&self, tenant: &str) -> usize {
-        // The remainder is below CLOCKS, so it fits.
-        (self.hasher.hash_one(tenant) % CLOCKS as u64) as usize
+    /// A new request's account with the clock of `tenant`.
+    pub fn meter(&self, tenant: &str) -> Meter {
+        Meter {
+            // The remainder is below CLOCKS, so it fits.
+            clock: (self.hasher.hash_one(tenant) % CLOCKS as u64) as usize,
+            ticks: Duration::ZERO,
+            counted: Duration::ZERO,
+        }
     }
 
-    /// How long a request of `clock` must sleep after running one more `tick`, having run
-    /// `ticks` in all with a largest memory of `memory_peak` bytes: in its burst, nothing
-    /// unless its tenant's long runners are paced ([`Pacer::charge_burst`]); past it, its share
-    /// of its tenant's pace ([`Pacer::charge`]).
-    pub fn pace(
-        &self,
-        clock: usize,
-        tick: Duration,
-        ticks: Duration,
-        memory_peak: usize,
-    ) -> Duration {
-        if running(ticks, memory_peak) <= self.config.burst {
-            self.charge_burst(clock, tick)
+    /// How long a request must sleep after running one more `tick`, its largest memory now
+    /// `memory_peak` bytes.
+    pub fn pace(&self, meter: &mut Meter, tick: Duration, memory_peak: usize) -> Duration {
+        meter.ticks += tick;
+        self.count(meter, cost(meter.ticks, memory_peak, Duration::ZERO))
+    }
+
+    /// Counts what an ended request cost since its last tick, with the time its store took to
+    /// be `reset`. Its tenant's next runners wait for it.
+    pub fn settle(&self, meter: &mut Meter, memory_peak: usize, reset: Duration) {
+        self.count(meter, cost(meter.ticks, memory_peak, reset));
+    }
+
+    /// Counts a request's cost, `cost` so far, and says how long it must sleep: within its
+    /// burst, nothing unless its tenant's long runners are paced ([`Pacer::charge_burst`]);
+    /// past it, its share of its tenant's pace ([`Pacer::charge`]).
+    fn count(&self, meter: &mut Meter, cost: Duration) -> Duration {
+        let new = cost.saturating_sub(meter.counted);
+        meter.counted = meter.counted.max(cost);
+        if cost <= self.config.burst {
+            self.charge_burst(meter.clock, new)
         } else {
-            self.charge(clock, tick)
+            self.charge(meter.clock, new)
         }
     }
 
@@ -178,7 +205,7 @@ mod tests {
             1,
         );
         let tick = Duration::from_millis(10);
-        let clock = pacer.clock("hog");
+        let clock = pacer.meter("hog").clock;
         // The first tick is paid from now: no wait; each further one waits for the ones
         // before it, at four times their length.
         assert_eq!(pacer.charge(clock, tick), Duration::ZERO);
@@ -189,16 +216,19 @@ mod tests {
         // Another tenant's clock is untouched (unless its slug hashes alike).
         let other = (0..100)
             .map(|i| format!("tenant{i}"))
-            .find(|slug| pacer.clock(slug) != clock)
+            .find(|slug| pacer.meter(slug).clock != clock)
             .unwrap();
-        assert_eq!(pacer.charge(pacer.clock(&other), tick), Duration::ZERO);
+        assert_eq!(
+            pacer.charge(pacer.meter(&other).clock, tick),
+            Duration::ZERO
+        );
     }
 
     #[test]
     fn bursts_are_free_unless_the_tenants_long_runners_are_paced() {
         let pacer = Pacer::new(CpuShare::default(), 1);
         let tick = Duration::from_millis(10);
-        let clock = pacer.clock("hog");
+        let clock = pacer.meter("hog").clock;
         assert_eq!(pacer.charge_burst(clock, tick), Duration::ZERO);
         assert_eq!(
             pacer.charge_burst(clock, tick),
@@ -211,20 +241,41 @@ mod tests {
         assert!(burst > Duration::from_millis(35) && burst <= Duration::from_millis(40));
     }
 
+    #[test]
+    fn a_request_pays_for_its_memory_and_its_reset() {
+        let pacer = Pacer::new(CpuShare::default(), 1);
+        let tick = Duration::from_millis(1);
+        let mut filling = pacer.meter("hog");
+        // 1 ms and 40 MiB: 41 ms, within the 50 ms burst, and the clock is not ahead.
+        assert_eq!(pacer.pace(&mut filling, tick, 40 << 20), Duration::ZERO);
+        // 2 ms and 64 MiB: past the burst, the 25 ms not yet counted are charged at four
+        // times their length: the clock is 100 ms ahead.
+        assert_eq!(pacer.pace(&mut filling, tick, 64 << 20), Duration::ZERO);
+        // Its store took 5 ms to reset: 20 ms more.
+        pacer.settle(&mut filling, 64 << 20, Duration::from_millis(5));
+        // The tenant's next request, small as it is, waits for all of it at its first tick.
+        let mut next = pacer.meter("hog");
+        let wait = pacer.pace(&mut next, tick, 1 << 20);
+        assert!(
+            wait > Duration::from_millis(115) && wait <= Duration::from_millis(128),
+            "{wait:?}"
+        );
+    }
+
     #[tokio::test]
     async fn a_tenant_has_its_seats_and_waits_for_a_free_one() {
         let pacer = Arc::new(Pacer::new(CpuShare::default(), 2));
-        let clock = pacer.clock("busy");
-        let first = pacer.seat(clock).await.unwrap();
-        let _second = pacer.seat(clock).await.unwrap();
+        let busy = pacer.meter("busy");
+        let first = pacer.seat(&busy).await.unwrap();
+        let _second = pacer.seat(&busy).await.unwrap();
         let waiting = tokio::spawn({
             let pacer = pacer.clone();
-            async move { pacer.seat(clock).await }
+            async move { pacer.seat(&busy).await }
         });
         tokio::time::sleep(SEAT_WAIT / 4).await;
         drop(first);
         let _third = waiting.await.unwrap();
         assert!(_third.is_some(), "a seat freed within the wait is taken");
-        assert!(pacer.seat(clock).await.is_none(), "none frees: refused");
+        assert!(pacer.seat(&busy).await.is_none(), "none frees: refused");
     }
 }

@@ -530,8 +530,8 @@ impl Runtime {
     ) -> Outcome {
         let deadline = self.limits.deadline;
         let name = request.component;
-        let clock = self.pacer.clock(&request.tenant.slug);
-        let Some(seat) = self.pacer.seat(clock).await else {
+        let meter = self.pacer.meter(&request.tenant.slug);
+        let Some(seat) = self.pacer.seat(&meter).await else {
             self.metrics
                 .component_finished(name, component.build, Outcome::Busy.label());
             return Outcome::Busy;
@@ -542,11 +542,10 @@ impl Runtime {
             HostState::new(
                 request,
                 storage,
-                self.limits.memory_bytes,
-                self.limits.bank_timeout(),
-                self.limits.write_deadline,
+                &self.limits,
                 stderr.clone(),
                 memory.clone(),
+                meter,
             ),
         );
         store.limiter(|state| &mut state.limits);
@@ -559,16 +558,14 @@ impl Runtime {
         let pacer = self.pacer.clone();
         let watch = memory.clone();
         let (metrics, build) = (self.metrics.clone(), component.build);
-        // Ticks the guest has run into: its running time in ticks, about (a guest that waited
-        // for a core or for I/O across several ticks counts one), so a request slowed down by
-        // a busy host is not taken for a long runner.
-        let mut ran = Duration::ZERO;
-        store.epoch_deadline_callback(move |store| {
+        store.epoch_deadline_callback(move |mut store| {
             if let Some(overrun) = store.data().write_overrun() {
                 return Err(overrun.into());
             }
-            ran += EPOCH_TICK;
-            let wait = pacer.pace(clock, EPOCH_TICK, ran, watch.peak());
+            // The guest's running time is counted in the ticks it runs into, about (a guest
+            // that waited for a core or for I/O across several ticks counts one), so that a
+            // request slowed down by a busy host is not taken for a long runner.
+            let wait = pacer.pace(&mut store.data_mut().meter, EPOCH_TICK, watch.peak());
             // A guest inside a write is charged but not put to sleep: asleep, it would hold
             // the file's writer turn (SQLite) or its rows (PostgreSQL) for every other writer
             // and run into its write deadline. Its tenant's next runners pay for its time.
@@ -586,6 +583,8 @@ impl Runtime {
             name,
             build: component.build,
             deadline,
+            pacer: self.pacer.clone(),
+            memory: memory.clone(),
         };
         let ended = match &loaded.whole {
             Some(whole) => calls.whole(whole.clone(), store, seat, http_request).await,
@@ -641,6 +640,9 @@ struct Calls {
     name: PlatformComponent,
     build: Build,
     deadline: Duration,
+    /// Where the request's cost is settled once its store is reset.
+    pacer: Arc<Pacer>,
+    memory: Arc<MemoryWatch>,
 }
 
 /// A future borrowing the store of the request.
@@ -673,16 +675,24 @@ impl Calls {
             name,
             build,
             deadline,
+            pacer,
+            memory,
         } = self;
         tokio::spawn(
             tokio::time::timeout(deadline, async move {
-                let _seat = seat;
                 let started = Instant::now();
                 let instance = instantiate(&mut store).await?;
                 metrics.component_instantiated(name, build, started.elapsed());
                 let started = Instant::now();
                 let called = call(instance, &mut store).await;
                 metrics.component_executed(name, build, started.elapsed());
+                // Dropping the store resets the instance's memory in its slot, which costs as
+                // much as the pages the guest dirtied: its tenant pays for that too.
+                let mut meter = store.data().meter;
+                let resetting = Instant::now();
+                drop(store);
+                pacer.settle(&mut meter, memory.peak(), resetting.elapsed());
+                drop(seat);
                 called
             })
             .in_current_span(),

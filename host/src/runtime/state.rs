@@ -11,6 +11,8 @@ use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
+use super::Limits;
+use super::fairness::Meter;
 use crate::storage::tenants::Tenant;
 use crate::storage::{Backend, Storage};
 
@@ -56,6 +58,8 @@ pub struct HostState {
     /// how much of it was spent there so far (see [`HostState::write_overrun`]).
     store_calls_count: bool,
     in_store_calls: Duration,
+    /// The request's account with its tenant's clock, kept up at every tick.
+    pub(crate) meter: Meter,
 }
 
 /// A store's limits, which also note in a [`MemoryWatch`] how its memories grew.
@@ -130,14 +134,15 @@ impl ResourceLimiter for GuestLimits {
 const MAX_RESOURCES: usize = 1_000;
 
 impl HostState {
+    /// The state of a request run within `limits`, its guest's stderr kept in `stderr`, its
+    /// memories watched by `memory` and its cost counted by `meter`.
     pub fn new(
         request: RequestContext,
         storage: Storage,
-        memory_bytes: usize,
-        bank_timeout: Duration,
-        write_deadline: Duration,
+        limits: &Limits,
         stderr: MemoryOutputPipe,
         memory: Arc<MemoryWatch>,
+        meter: Meter,
     ) -> Self {
         let mut table = ResourceTable::new();
         table.set_max_capacity(MAX_RESOURCES);
@@ -150,7 +155,7 @@ impl HostState {
             table,
             limits: GuestLimits {
                 store: StoreLimitsBuilder::new()
-                    .memory_size(memory_bytes)
+                    .memory_size(limits.memory_bytes)
                     .instances(16)
                     .tables(16)
                     .memories(4)
@@ -162,11 +167,12 @@ impl HostState {
             request,
             storage,
             transactions: Default::default(),
-            bank_timeout,
+            bank_timeout: limits.bank_timeout(),
             writing_since: None,
             lost_a_race: false,
-            write_deadline,
+            write_deadline: limits.write_deadline,
             in_store_calls: Duration::ZERO,
+            meter,
         }
     }
 

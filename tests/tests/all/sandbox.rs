@@ -356,12 +356,7 @@ async fn a_request_filling_its_memory_is_paced() {
     )
     .await;
     let hog = app.tenant_with_token("hog", false).await;
-    let paced = |metrics: &str| -> f64 {
-        metrics
-            .lines()
-            .find_map(|line| line.strip_prefix(r#"rentald_component_paced_seconds_total{component="listing",build="platform"} "#))
-            .map_or(0.0, |value| value.parse().unwrap())
-    };
+    let paced = paced_seconds;
     assert_eq!(app.get("hog", "/api/cars", &hog).await.status(), 200);
     assert_eq!(
         paced(&app.metrics_get("/metrics").await.1),
@@ -372,6 +367,53 @@ async fn a_request_filling_its_memory_is_paced() {
     assert_eq!(filled.status(), 500, "the fill ends at the memory limit");
     let metrics = app.metrics_get("/metrics").await.1;
     assert!(paced(&metrics) > 0.0, "the fill was not paced:\n{metrics}");
+}
+
+/// The seconds the hostile component (serving as the platform's `listing`) slept for pacing,
+/// from the metrics.
+fn paced_seconds(metrics: &str) -> f64 {
+    metrics
+        .lines()
+        .find_map(|line| {
+            line.strip_prefix(
+                r#"rentald_component_paced_seconds_total{component="listing",build="platform"} "#,
+            )
+        })
+        .map_or(0.0, |value| value.parse().unwrap())
+}
+
+/// A tenant pays for the memory its requests fill, a millisecond a MiB on top of their ticks,
+/// and for the reset of that memory: at half a core, four fills of 64 MiB put its clock
+/// 4 x 64 x 2 ms ahead of what their ticks alone would, and its requests sleep most of that
+/// off (about 0.45 s here). Before memory was charged, a fill only moved its request out of
+/// its burst sooner, and the tenant slept for its ticks alone (0.03 s for the four).
+#[tokio::test]
+async fn a_tenant_pays_for_the_memory_its_requests_fill() {
+    let (app, _dir) = hostile_app_with(
+        5_000,
+        &[
+            "--memory-limit-mib",
+            "64",
+            "--cpu-burst-ms",
+            "20",
+            "--tenant-cpu-percent",
+            "50",
+        ],
+    )
+    .await;
+    let hog = app.tenant_with_token("hog", false).await;
+    const FILLS: u32 = 4;
+    for _ in 0..FILLS {
+        let filled = app.get("hog", "/api/cars?behave=alloc", &hog).await;
+        assert_eq!(filled.status(), 500, "the fill ends at the memory limit");
+    }
+    let charged_for_memory = f64::from(FILLS * 64) * 0.001 / 0.5;
+    let paced = paced_seconds(&app.metrics_get("/metrics").await.1);
+    assert!(
+        paced >= 0.5 * charged_for_memory,
+        "{FILLS} fills of 64 MiB slept {paced} s, less than half the {charged_for_memory} s \
+         their memory costs at half a core"
+    );
 }
 
 #[tokio::test]
