@@ -135,8 +135,9 @@ impl Pacer {
 
     /// Counts what an ended request cost since its last tick, with the time its store took to
     /// be `reset`. Its tenant's next runners wait for it.
-    pub fn settle(&self, meter: &mut Meter, memory_peak: usize, reset: Duration) {
-        self.count(meter, cost(meter.ticks, memory_peak, reset));
+    pub fn settle(&self, mut meter: Meter, memory_peak: usize, reset: Duration) {
+        let cost = cost(meter.ticks, memory_peak, reset);
+        self.count(&mut meter, cost);
     }
 
     /// Counts a request's cost, `cost` so far, and says how long it must sleep: within its
@@ -252,7 +253,7 @@ mod tests {
         // times their length: the clock is 100 ms ahead.
         assert_eq!(pacer.pace(&mut filling, tick, 64 << 20), Duration::ZERO);
         // Its store took 5 ms to reset: 20 ms more.
-        pacer.settle(&mut filling, 64 << 20, Duration::from_millis(5));
+        pacer.settle(filling, 64 << 20, Duration::from_millis(5));
         // The tenant's next request, small as it is, waits for all of it at its first tick.
         let mut next = pacer.meter("hog");
         let wait = pacer.pace(&mut next, tick, 1 << 20);

@@ -688,10 +688,10 @@ impl Calls {
                 metrics.component_executed(name, build, started.elapsed());
                 // Dropping the store resets the instance's memory in its slot, which costs as
                 // much as the pages the guest dirtied: its tenant pays for that too.
-                let mut meter = store.data().meter;
+                let meter = store.data().meter;
                 let resetting = Instant::now();
                 drop(store);
-                pacer.settle(&mut meter, memory.peak(), resetting.elapsed());
+                pacer.settle(meter, memory.peak(), resetting.elapsed());
                 drop(seat);
                 called
             })

@@ -282,14 +282,18 @@ impl Transaction {
                     reads.push((statement.clone(), rows.clone()));
                     return Ok(rows);
                 }
-                Ok(None) => self.lock().await?,
+                Ok(None) => {
+                    let reads = std::mem::take(reads);
+                    self.lock(reads).await?;
+                }
                 Err(error) => return Err(sorted(error)),
             }
         }
         rental_store_sql::embedded::execute(self.connection()?, statement).map_err(sorted)
     }
 
-    /// Takes the writer turn of this process and the write lock, for a writer about to write.
+    /// Takes the writer turn of this process and the write lock, for a writer about to write
+    /// that has run `reads` so far.
     ///
     /// A writer reads without the lock, from the state of the file when it first read, so
     /// that other writers are not kept waiting while its guest computes from what it read.
@@ -299,11 +303,11 @@ impl Transaction {
     /// statement it ran so far once more: when each answers the same rows, what the guest
     /// decided still holds, and it goes on as if it had read here. When one answers otherwise,
     /// the transaction is rolled back and fails with a conflict: the guest begins again.
-    async fn lock(&mut self) -> Result<()> {
+    async fn lock(&mut self, reads: Vec<(Statement, Vec<Row>)>) -> Result<()> {
+        // No writer until the lock is held: a failure below has rolled the transaction back,
+        // and its next statement fails with a conflict.
+        self.lock = Lock::Never;
         let turn = self.home.wait_for_turn().await;
-        let Lock::Deferred(reads) = std::mem::replace(&mut self.lock, Lock::Never) else {
-            return Ok(());
-        };
         let Some(connection) = self.connection.take() else {
             return Err(conflict());
         };

@@ -356,17 +356,19 @@ async fn a_request_filling_its_memory_is_paced() {
     )
     .await;
     let hog = app.tenant_with_token("hog", false).await;
-    let paced = paced_seconds;
     assert_eq!(app.get("hog", "/api/cars", &hog).await.status(), 200);
     assert_eq!(
-        paced(&app.metrics_get("/metrics").await.1),
+        paced_seconds(&app.metrics_get("/metrics").await.1),
         0.0,
         "a small request is not paced"
     );
     let filled = app.get("hog", "/api/cars?behave=alloc", &hog).await;
     assert_eq!(filled.status(), 500, "the fill ends at the memory limit");
     let metrics = app.metrics_get("/metrics").await.1;
-    assert!(paced(&metrics) > 0.0, "the fill was not paced:\n{metrics}");
+    assert!(
+        paced_seconds(&metrics) > 0.0,
+        "the fill was not paced:\n{metrics}"
+    );
 }
 
 /// The seconds the hostile component (serving as the platform's `listing`) slept for pacing,
