@@ -37,7 +37,7 @@ const KEYS_PAGE: u32 = 10_000;
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     /// A write condition failed or a concurrent transaction won: retry from the start
-    /// ([`retry_on_conflict`]). The transaction is over: its later calls may fail the same way.
+    /// ([`retry_on_conflict`]).
     #[error("conflict with a concurrent transaction")]
     Conflict,
     /// The host refused the call itself (bad index name, write in a read-only transaction...):

@@ -106,9 +106,6 @@ pub struct Plan<T> {
     guard: Option<Guard>,
     /// Whether only the first statement's rows are read, so the others may run as one.
     first_rows_only: bool,
-    /// Whether the first statement fails where its guard would refuse, so that on PostgreSQL
-    /// all of them may run as one (see [`Plan::fails_where_refused`]).
-    fails_where_refused: bool,
     finish: Option<Finish<T>>,
     early: Option<Outcome<T>>,
 }
@@ -131,7 +128,6 @@ impl<T> Plan<T> {
             results: Vec::new(),
             guard: None,
             first_rows_only: false,
-            fails_where_refused: false,
             finish: Some(Box::new(finish)),
             early: None,
         }
@@ -144,7 +140,6 @@ impl<T> Plan<T> {
             results: Vec::new(),
             guard: None,
             first_rows_only: false,
-            fails_where_refused: false,
             finish: None,
             early: Some(outcome),
         }
@@ -167,36 +162,17 @@ impl<T> Plan<T> {
         self
     }
 
-    /// Marks a plan whose first statement, in its PostgreSQL form, fails (a unique key
-    /// violated) wherever the [guard](Plan::guard_first) would refuse its rows: such a plan
-    /// never needs the first statement's answer before the others run, so on PostgreSQL all
-    /// of them run as one, and a refusal fails the whole statement. A failed statement ends a
-    /// PostgreSQL transaction: the driver answers the refusal, then refuses every later call
-    /// of the transaction the same way.
-    pub(crate) fn fails_where_refused(mut self) -> Self {
-        self.fails_where_refused = true;
-        self
-    }
-
     /// The plan as a driver of `dialect` runs it best. On PostgreSQL, the statements after
     /// the first of a plan that [reads only the first's rows](Plan::reads_first_rows_only)
     /// become one statement, each of them a data-modifying `WITH` clause: one round trip
     /// instead of one each, which matters most in a write transaction holding rows other
     /// writers wait for. They see the database as it is after the first, as they did one by
     /// one: the statements of such a plan never read what the others after the first write.
-    /// A plan whose first statement [fails where refused](Plan::fails_where_refused) runs as
-    /// one statement with its first, which answers the first's rows. SQLite has no
-    /// data-modifying `WITH` (and no round trip to save).
+    /// SQLite has no data-modifying `WITH` (and no round trip to save).
     pub fn for_dialect(mut self, dialect: Dialect) -> Self {
-        if dialect != Dialect::Postgres || !self.first_rows_only {
-            return self;
-        }
-        if self.fails_where_refused && self.pending.len() > 1 {
-            let all: Vec<Statement> = self.pending.drain(..).collect();
-            self.pending.push_back(joined(all, Answer::First));
-        } else if self.pending.len() > 2 {
+        if dialect == Dialect::Postgres && self.first_rows_only && self.pending.len() > 2 {
             let tail: Vec<Statement> = self.pending.drain(1..).collect();
-            self.pending.push_back(joined(tail, Answer::Nothing));
+            self.pending.push_back(joined(tail));
         }
         self
     }
@@ -242,22 +218,10 @@ impl<T> Plan<T> {
     }
 }
 
-/// What a [joined] statement answers.
-enum Answer {
-    /// No rows.
-    Nothing,
-    /// The rows of the first statement joined.
-    First,
-}
-
 /// `statements` as one PostgreSQL statement of data-modifying `WITH` clauses, which run
-/// whether or not the statement reads them, with their parameters numbered one after
-/// another.
-fn joined(statements: Vec<Statement>, answer: Answer) -> Statement {
-    let columns = match answer {
-        Answer::Nothing => &[][..],
-        Answer::First => statements.first().map_or(&[][..], |first| first.columns),
-    };
+/// whether or not the statement reads them (it reads none), with their parameters numbered
+/// one after another.
+fn joined(statements: Vec<Statement>) -> Statement {
     let mut clauses = Vec::with_capacity(statements.len());
     let mut params = Vec::new();
     for (i, statement) in statements.into_iter().enumerate() {
@@ -265,15 +229,7 @@ fn joined(statements: Vec<Statement>, answer: Answer) -> Statement {
         clauses.push(format!("w{i} AS ({sql})"));
         params.extend(statement.params);
     }
-    let select = match answer {
-        Answer::Nothing => "SELECT 1",
-        Answer::First => "SELECT * FROM w0",
-    };
-    Statement::new(
-        format!("WITH {} {select}", clauses.join(", ")),
-        params,
-        columns,
-    )
+    Statement::new(format!("WITH {} SELECT 1", clauses.join(", ")), params, &[])
 }
 
 /// `sql` with every placeholder `$N` made `$(N + by)`.
@@ -404,57 +360,6 @@ mod tests {
                 .for_dialect(Dialect::Postgres)
                 .run(|_| Ok(Vec::new())),
             Ok(3)
-        );
-    }
-
-    #[test]
-    fn on_postgres_a_plan_that_fails_where_refused_runs_as_one() {
-        let plan = || {
-            Plan::new(
-                vec![
-                    Statement::new(
-                        "INSERT INTO a VALUES ($1) ON CONFLICT DO NOTHING RETURNING x".to_owned(),
-                        vec![Value::Int(1)],
-                        &[Column::Int],
-                    )
-                    .on_postgres("INSERT INTO a VALUES ($1) RETURNING x".to_owned()),
-                    Statement::new(
-                        "INSERT INTO b VALUES ($1)".to_owned(),
-                        vec![Value::Int(2)],
-                        &[],
-                    ),
-                ],
-                |results| int(&results[0][0], 0),
-            )
-            .guard_first(|rows| rows.is_empty().then_some(StoreError::Conflict))
-            .reads_first_rows_only()
-            .fails_where_refused()
-        };
-        let mut ran = Vec::new();
-        let outcome = plan().for_dialect(Dialect::Postgres).run(|s| {
-            ran.push((s.sql(Dialect::Postgres).into_owned(), s.columns));
-            Ok(vec![vec![Value::Int(7)]])
-        });
-        assert_eq!(outcome, Ok(7));
-        assert_eq!(
-            ran,
-            [(
-                "WITH w0 AS (INSERT INTO a VALUES ($1) RETURNING x), \
-                 w1 AS (INSERT INTO b VALUES ($2)) SELECT * FROM w0"
-                    .to_owned(),
-                &[Column::Int][..]
-            )]
-        );
-        // SQLite runs them one by one, and its guard refuses where no row came back.
-        let mut sqlite = Vec::new();
-        let refused = plan().for_dialect(Dialect::Sqlite).run(|s| {
-            sqlite.push(s.sql(Dialect::Sqlite).into_owned());
-            Ok(Vec::new())
-        });
-        assert_eq!(refused, Err(StoreError::Conflict));
-        assert_eq!(
-            sqlite,
-            ["INSERT INTO a VALUES (?1) ON CONFLICT DO NOTHING RETURNING x"]
         );
     }
 

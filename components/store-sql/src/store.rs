@@ -127,15 +127,6 @@ const PUT_ANY: &str = "INSERT INTO documents (tenant, collection, id, revision, 
      DO UPDATE SET revision = documents.revision + 1, body = excluded.body \
      RETURNING revision";
 
-/// A fresh document: no row when it exists.
-const PUT_ABSENT: &str = "INSERT INTO documents (tenant, collection, id, revision, body) \
-     VALUES ($1, $2, $3, 1, $4) ON CONFLICT DO NOTHING RETURNING revision";
-
-/// The same on PostgreSQL, where it fails when the document exists: the whole put is then
-/// one statement that fails as a whole ([`Plan::fails_where_refused`]), a conflict.
-const PUT_ABSENT_OR_FAIL: &str = "INSERT INTO documents (tenant, collection, id, revision, body) \
-     VALUES ($1, $2, $3, 1, $4) RETURNING revision";
-
 const DOCUMENT: &[Column] = &[Column::Text, Column::Int, Column::Text];
 const ONE_INT: &[Column] = &[Column::Int];
 
@@ -325,7 +316,10 @@ impl Scope {
             text_value(body),
         ];
         let sql = match expected {
-            Expect::Absent => PUT_ABSENT,
+            Expect::Absent => {
+                "INSERT INTO documents (tenant, collection, id, revision, body) \
+                 VALUES ($1, $2, $3, 1, $4) ON CONFLICT DO NOTHING RETURNING revision"
+            }
             Expect::Revision(expected) => {
                 params.push(revision_value(expected));
                 "UPDATE documents SET revision = revision + 1, body = $4 \
@@ -335,12 +329,8 @@ impl Scope {
             Expect::Any => PUT_ANY,
         };
         let fresh = expected == Expect::Absent;
-        let mut write = Statement::new(sql.to_owned(), params, ONE_INT);
-        if fresh {
-            write = write.on_postgres(PUT_ABSENT_OR_FAIL.to_owned());
-        }
         let statements = match self.put_statements(
-            write,
+            Statement::new(sql.to_owned(), params, ONE_INT),
             collection,
             id,
             body,
@@ -350,16 +340,11 @@ impl Scope {
             Ok(statements) => statements,
             Err(e) => return Plan::refuse(e),
         };
-        let plan = Plan::new(statements, |results| {
+        Plan::new(statements, |results| {
             Ok(u64::try_from(first_int(&results)?).unwrap_or_default())
         })
         .guard_first(|rows| rows.is_empty().then_some(StoreError::Conflict))
-        .reads_first_rows_only();
-        if fresh {
-            plan.fails_where_refused()
-        } else {
-            plan
-        }
+        .reads_first_rows_only()
     }
 
     /// The document's write, then its views ([`View`]), then the counts of its counted

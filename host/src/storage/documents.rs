@@ -9,11 +9,11 @@
 use std::collections::BTreeMap;
 
 use rental_domain::store::Record;
-use rental_store_sql::{Column, Plan, Row, Scope, Statement, Step, StoreError, Value};
+use rental_store_sql::{Column, Plan, Row, Scope, Statement, Step, Value};
 use sqlx::any::AnyRow;
 use sqlx::{Any, Row as _};
 
-use super::{Error, Result, Storage, now_micros, read_rows, sqlite};
+use super::{Result, Storage, now_micros, read_rows, sqlite};
 
 pub use rental_store_sql::{Document, Entry, Expect, Index, Mode, Range, Scan};
 
@@ -23,9 +23,6 @@ pub struct DocTransaction {
     tx: Tx,
     scope: Scope,
     mode: Mode,
-    /// On PostgreSQL, a statement lost a race and failed, which ended the transaction in the
-    /// database: every later call answers the same conflict.
-    lost: bool,
 }
 
 /// Where a transaction's statements run.
@@ -68,7 +65,6 @@ impl Storage {
             tx,
             scope: Scope::new(tenant, mode),
             mode,
-            lost: false,
         })
     }
 
@@ -141,18 +137,6 @@ impl Storage {
     }
 }
 
-/// A PostgreSQL error sorted, where a unique key violated is a conflict too: a fresh
-/// document's put fails that way when the document exists ([`Plan::fails_where_refused`]).
-fn lost_race(error: sqlx::Error) -> Error {
-    let unique_violated = matches!(&error, sqlx::Error::Database(db)
-        if db.code().as_deref() == Some("23505"));
-    if unique_violated {
-        StoreError::Conflict.into()
-    } else {
-        error.into()
-    }
-}
-
 /// A result row as the shared rules read it.
 fn row(statement: &Statement, row: &AnyRow) -> std::result::Result<Row, sqlx::Error> {
     rental_store_sql::read_row(statement.columns, |i, kind| {
@@ -179,7 +163,6 @@ impl DocTransaction {
     async fn execute(&mut self, statement: &Statement) -> Result<Vec<Row>> {
         let tx = match &mut self.tx {
             Tx::Sqlite(tx) => return tx.execute(statement).await,
-            Tx::Pooled(_) if self.lost => return Err(StoreError::Conflict.into()),
             Tx::Pooled(tx) => tx,
         };
         let sql = statement.sql(rental_store_sql::Dialect::Postgres);
@@ -191,11 +174,7 @@ impl DocTransaction {
                 Value::Blob(v) => query.bind(v.as_slice()),
             };
         }
-        let rows = query.fetch_all(&mut **tx).await.map_err(|error| {
-            let error = lost_race(error);
-            self.lost = matches!(error, Error::Store(StoreError::Conflict));
-            error
-        })?;
+        let rows = query.fetch_all(&mut **tx).await?;
         Ok(rows
             .iter()
             .map(|r| row(statement, r))
@@ -277,7 +256,6 @@ impl DocTransaction {
     /// Commits, and returns once the commit is durable.
     pub async fn commit(self) -> Result<()> {
         match self.tx {
-            Tx::Pooled(_) if self.lost => Err(StoreError::Conflict.into()),
             Tx::Pooled(tx) => Ok(tx.commit().await?),
             // The writer turn is given up with the commit: the next writer may begin while
             // this one waits for its sync.

@@ -768,60 +768,6 @@ async fn kept_counts_follow_every_write_and_rollback() {
     .await;
 }
 
-/// A fresh put over an existing document is a conflict that writes nothing of itself: not
-/// its list form, its counts nor its index entries. On PostgreSQL it is one statement that
-/// fails, which ends the transaction there: every later call answers the same conflict.
-#[tokio::test]
-async fn a_fresh_put_that_loses_writes_nothing() {
-    on_each_backend(async |backend, store| {
-        let fresh = async |tx: &mut super::documents::DocTransaction, id: i64| {
-            let indexes = [
-                index("id", vec![KeyPart::Int(id)]),
-                index("status", vec![KeyPart::Int(1), KeyPart::Int(id)]),
-            ];
-            let body = booking_body(id);
-            tx.put("bookings", &id.to_string(), &body, &indexes, Expect::Absent)
-                .await
-        };
-        let mut tx = store.begin("a", Mode::ReadWrite).await.unwrap();
-        assert_eq!(fresh(&mut tx, 1).await.unwrap(), 1, "{backend}");
-        tx.commit().await.unwrap();
-
-        let mut tx = store.begin("a", Mode::ReadWrite).await.unwrap();
-        fresh(&mut tx, 2).await.unwrap();
-        let lost = fresh(&mut tx, 1).await;
-        assert!(
-            matches!(lost, Err(Error::Store(StoreError::Conflict))),
-            "{backend}: {lost:?}"
-        );
-        if backend == "postgres" {
-            let later = tx.get("bookings", "2").await;
-            assert!(
-                matches!(later, Err(Error::Store(StoreError::Conflict))),
-                "{backend}: a call after the conflict: {later:?}"
-            );
-            let commit = tx.commit().await;
-            assert!(
-                matches!(commit, Err(Error::Store(StoreError::Conflict))),
-                "{backend}: the commit after the conflict: {commit:?}"
-            );
-        } else {
-            drop(tx);
-        }
-
-        let (kept, counted) = counted_and_recounted(store, "a").await;
-        assert_eq!(kept, counted, "{backend}");
-        assert_eq!(kept, [(-1, 1), (0, 0), (1, 1), (2, 0), (3, 0)], "{backend}");
-        let mut tx = store.begin("a", Mode::ReadOnly).await.unwrap();
-        let one = tx.get("bookings", "1").await.unwrap().unwrap();
-        assert_eq!(one.revision, 1, "{backend}");
-        for gone in ["bookings", "booking-items"] {
-            assert!(tx.get(gone, "2").await.unwrap().is_none(), "{backend}: {gone}");
-        }
-    })
-    .await;
-}
-
 /// A commit on SQLite is durable when it is acknowledged. sqlx's connections sync the log at
 /// each commit; the document store's connections write it unsynced, and a commit returns only
 /// once a sync of the log has covered it, as does a reader's end, for what it may have seen.
