@@ -7,7 +7,8 @@
 //!
 //! 1. read the lock documents of the car's days in the period
 //!    ([`availability::lock_days`]): absent, or at some revision;
-//! 2. read the bookings that may overlap, from the `car` (or `category`) index;
+//! 2. read the bookings that may overlap, from the `car` (or `category`) index: its entries
+//!    carry each booking's dates, so only the bookings that overlap are loaded;
 //! 3. if there is room, write the locks back, each expecting exactly what step 1 read.
 //!
 //! Two transactions that hold the same car over overlapping periods share a day, so both
@@ -178,11 +179,19 @@ impl Slot<'_> {
         Ok(())
     }
 
-    /// The bookings of an availability range.
+    /// The bookings of an availability range that may overlap the period: its entries are
+    /// read first, and only the bookings they say may overlap are loaded.
     fn bookings(&self, range: Range<Booking>) -> Result<Vec<Booking>, Error> {
+        let ids: Vec<String> = self
+            .tx
+            .all_keys(&range)?
+            .into_iter()
+            .filter(|entry| bookings::may_overlap(&entry.key, self.period.to))
+            .map(|entry| entry.id)
+            .collect();
         Ok(self
             .tx
-            .scan_all(&range)?
+            .get_many::<Booking>(&ids)?
             .into_iter()
             .map(|document| document.value)
             .collect())

@@ -32,11 +32,14 @@ pub mod bookings {
     pub const BY_CLOSED: &str = "closed";
     /// `[Text(Code)]`, only when `Code` is set.
     pub const BY_CODE: &str = "code";
-    /// `[Text(Car.Id), Time(ToDate), Int(Id)]`, only for bookings that hold capacity
-    /// ([`BookingStatus::holds_capacity`]) and have a car: what a car is booked for.
+    /// `[Text(Car.Id), Time(ToDate), Time(FromDate), Int(Id)]`, only for bookings that hold
+    /// capacity ([`BookingStatus::holds_capacity`]) and have a car: what a car is booked for.
+    /// Entries written before the key carried `FromDate` are `[Text(Car.Id), Time(ToDate),
+    /// Int(Id)]` until their booking is written again ([`may_overlap`]).
     pub const BY_CAR: &str = "car";
-    /// `[Int(Category.Id), Time(ToDate), Int(Id)]`, only for bookings that hold capacity: what
-    /// a category's quota is used by.
+    /// `[Int(Category.Id), Time(ToDate), Time(FromDate), Int(Id)]` (or, written earlier,
+    /// without `FromDate`), only for bookings that hold capacity: what a category's quota is
+    /// used by.
     pub const BY_CATEGORY: &str = "category";
 
     /// The part of the [`BY_UPDATED`] index updated strictly after `since`.
@@ -60,6 +63,18 @@ pub mod bookings {
         from: DateTime<Tz>,
     ) -> KeyRange {
         ending_after(KeyPart::Int(category_id), from)
+    }
+
+    /// Whether the booking of an entry `key` of the [`BY_CAR`] or [`BY_CATEGORY`] part that
+    /// ends after a period's start ([`car_ending_after`], [`category_ending_after`]) may
+    /// overlap the period ending at `to`: when it starts before `to`. So an availability check
+    /// reads only the bookings it needs, however many more the car or category has booked
+    /// further ahead. An entry without the start (written before keys carried it) may.
+    pub fn may_overlap<Tz: chrono::TimeZone>(key: &[KeyPart], to: DateTime<Tz>) -> bool {
+        match key {
+            [_, KeyPart::Time(_), KeyPart::Time(from), _] => *from < to.timestamp_micros(),
+            _ => true,
+        }
     }
 
     /// Keys `[owner, Time(ToDate), ...]` with `ToDate` > `from`.
@@ -311,16 +326,21 @@ impl Stored for Booking {
             ));
         }
         if self.current_status.holds_capacity() {
-            let to_date = KeyPart::from(self.to_date);
+            let (to_date, from_date) = (KeyPart::from(self.to_date), KeyPart::from(self.from_date));
             if let Some(car) = &self.car {
                 indexes.push(IndexKey::new(
                     bookings::BY_CAR,
-                    [KeyPart::from(car.id.as_str()), to_date.clone(), id.clone()],
+                    [
+                        KeyPart::from(car.id.as_str()),
+                        to_date.clone(),
+                        from_date.clone(),
+                        id.clone(),
+                    ],
                 ));
             }
             indexes.push(IndexKey::new(
                 bookings::BY_CATEGORY,
-                [KeyPart::Int(self.category.id), to_date, id],
+                [KeyPart::Int(self.category.id), to_date, from_date, id],
             ));
         }
         indexes

@@ -44,6 +44,7 @@ fn legacy_reserved_booking_without_car_has_id_status_and_category_entries() {
                 [
                     KeyPart::Int(2),
                     micros("2024-03-04T13:00:00Z"),
+                    micros("2024-03-01T13:00:00Z"),
                     KeyPart::Int(42)
                 ]
             ),
@@ -75,11 +76,40 @@ fn only_bookings_holding_capacity_are_in_the_car_and_category_indexes() {
                 [
                     KeyPart::Text("AB123CD".to_owned()),
                     micros("2024-03-04T13:00:00Z"),
+                    micros("2024-03-01T13:00:00Z"),
                     KeyPart::Int(42)
                 ]
             );
         }
     }
+}
+
+#[test]
+fn an_availability_entry_may_overlap_when_it_starts_before_the_period_ends() {
+    let to = DateTime::parse_from_rfc3339("2024-03-04T10:00:00-03:00").unwrap();
+    let entry = |from: &str| {
+        [
+            KeyPart::Text("AB123CD".to_owned()),
+            micros("2024-03-10T13:00:00Z"),
+            micros(from),
+            KeyPart::Int(42),
+        ]
+    };
+    assert!(bookings::may_overlap(&entry("2024-03-04T12:59:59Z"), to));
+    assert!(
+        !bookings::may_overlap(&entry("2024-03-04T13:00:00Z"), to),
+        "starting as the period ends: touching periods do not overlap"
+    );
+    assert!(!bookings::may_overlap(&entry("2024-03-05T13:00:00Z"), to));
+    let written_before = [
+        KeyPart::Int(2),
+        micros("2024-03-10T13:00:00Z"),
+        KeyPart::Int(42),
+    ];
+    assert!(
+        bookings::may_overlap(&written_before, to),
+        "an entry without the start must be read"
+    );
 }
 
 #[test]
