@@ -7,8 +7,8 @@
 //!
 //! 1. read the lock documents of the car's days in the period
 //!    ([`availability::lock_days`]): absent, or at some revision;
-//! 2. read the bookings that may overlap, from the `car` (or `category`) index: its entries
-//!    carry each booking's dates, so only the bookings that overlap are loaded;
+//! 2. read what the bookings of the car (or category) occupy from the `car` (or `category`)
+//!    index: its entries carry each booking's Id and dates, so no booking is loaded;
 //! 3. if there is room, write the locks back, each expecting exactly what step 1 read.
 //!
 //! Two transactions that hold the same car over overlapping periods share a day, so both
@@ -20,7 +20,7 @@
 
 use std::collections::HashMap;
 
-use rental_domain::booking::availability::{self, Plan, Scope};
+use rental_domain::booking::availability::{self, Occupancy, Plan, Scope};
 use rental_domain::booking::request::{Period, fields};
 use rental_domain::collections::{CarLock, CategoryLock, bookings};
 use rental_domain::{ApiError, Booking, Car, Category, ErrorCode, Stored};
@@ -114,11 +114,11 @@ impl Slot<'_> {
             })
             .collect();
         let expected = self.read_locks(&locks)?;
-        let bookings = self.bookings(Range::new(
+        let occupied = self.occupied(Range::new(
             bookings::BY_CAR,
             bookings::car_ending_after(&car.id, self.period.from),
         ))?;
-        if !availability::car_is_free(&bookings, self.period, self.booking_id) {
+        if !availability::car_is_free(&occupied, self.period, self.booking_id) {
             return Ok(false);
         }
         self.write_locks(&locks, expected)?;
@@ -135,7 +135,7 @@ impl Slot<'_> {
             })
             .collect();
         let expected = self.read_locks(&locks)?;
-        let bookings = self.bookings(Range::new(
+        let occupied = self.occupied(Range::new(
             bookings::BY_CATEGORY,
             bookings::category_ending_after(category, self.period.from),
         ))?;
@@ -146,7 +146,7 @@ impl Slot<'_> {
                 .filter(|car| availability::in_service(car, self.period))
                 .count();
         }
-        if !availability::has_room(&bookings, self.period, self.booking_id, capacity) {
+        if !availability::has_room(&occupied, self.period, self.booking_id, capacity) {
             return Err(ApiError::new(self.unavailable).into());
         }
         self.write_locks(&locks, expected)
@@ -179,21 +179,23 @@ impl Slot<'_> {
         Ok(())
     }
 
-    /// The bookings of an availability range that may overlap the period: its entries are
-    /// read first, and only the bookings they say may overlap are loaded.
-    fn bookings(&self, range: Range<Booking>) -> Result<Vec<Booking>, Error> {
-        let ids: Vec<String> = self
-            .tx
-            .all_keys(&range)?
-            .into_iter()
-            .filter(|entry| bookings::may_overlap(&entry.key, self.period.to))
-            .map(|entry| entry.id)
-            .collect();
-        Ok(self
-            .tx
-            .get_many::<Booking>(&ids)?
-            .into_iter()
-            .map(|document| document.value)
-            .collect())
+    /// What the bookings of an availability range occupy, from its entries; only a booking
+    /// whose entry was written before entries carried its period is loaded.
+    fn occupied(&self, range: Range<Booking>) -> Result<Vec<Occupancy>, Error> {
+        let mut occupied = Vec::new();
+        let mut unread = Vec::new();
+        for entry in self.tx.all_keys(&range)? {
+            match bookings::occupancy(&entry.key) {
+                Some(occupancy) => occupied.push(occupancy),
+                None => unread.push(entry.id),
+            }
+        }
+        occupied.extend(
+            self.tx
+                .get_many::<Booking>(&unread)?
+                .iter()
+                .filter_map(|document| Occupancy::of(&document.value)),
+        );
+        Ok(occupied)
     }
 }

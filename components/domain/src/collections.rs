@@ -8,6 +8,8 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use crate::booking::availability::Occupancy;
+use crate::booking::request::Period;
 use crate::models::{
     Additional, Booking, BookingComment, BookingDescription, BranchOffice, Car, Category, Customer,
     Model, Tariff,
@@ -35,7 +37,7 @@ pub mod bookings {
     /// `[Text(Car.Id), Time(ToDate), Time(FromDate), Int(Id)]`, only for bookings that hold
     /// capacity ([`BookingStatus::holds_capacity`]) and have a car: what a car is booked for.
     /// Entries written before the key carried `FromDate` are `[Text(Car.Id), Time(ToDate),
-    /// Int(Id)]` until their booking is written again ([`may_overlap`]).
+    /// Int(Id)]` until their booking is written again ([`occupancy`]).
     pub const BY_CAR: &str = "car";
     /// `[Int(Category.Id), Time(ToDate), Time(FromDate), Int(Id)]` (or, written earlier,
     /// without `FromDate`), only for bookings that hold capacity: what a category's quota is
@@ -65,15 +67,24 @@ pub mod bookings {
         ending_after(KeyPart::Int(category_id), from)
     }
 
-    /// Whether the booking of an entry `key` of the [`BY_CAR`] or [`BY_CATEGORY`] part that
-    /// ends after a period's start ([`car_ending_after`], [`category_ending_after`]) may
-    /// overlap the period ending at `to`: when it starts before `to`. So an availability check
-    /// reads only the bookings it needs, however many more the car or category has booked
-    /// further ahead. An entry without the start (written before keys carried it) may.
-    pub fn may_overlap<Tz: chrono::TimeZone>(key: &[KeyPart], to: DateTime<Tz>) -> bool {
+    /// What an entry `key` of the [`BY_CAR`] or [`BY_CATEGORY`] index says of its booking:
+    /// its Id and its period, so that an availability check decides on the entries alone,
+    /// however many bookings it finds. `None` for an entry written before keys carried
+    /// `FromDate`: its booking must be read ([`Occupancy::of`]). Times are the store's, to the
+    /// microsecond.
+    pub fn occupancy(key: &[KeyPart]) -> Option<Occupancy> {
+        let instant = |micros: i64| {
+            DateTime::from_timestamp_micros(micros).map(|instant| instant.fixed_offset())
+        };
         match key {
-            [_, KeyPart::Time(_), KeyPart::Time(from), _] => *from < to.timestamp_micros(),
-            _ => true,
+            [_, KeyPart::Time(to), KeyPart::Time(from), KeyPart::Int(id)] => Some(Occupancy {
+                booking_id: *id,
+                period: Period {
+                    from: instant(*from)?,
+                    to: instant(*to)?,
+                },
+            }),
+            _ => None,
         }
     }
 

@@ -203,32 +203,50 @@ pub fn in_service(car: &Car, period: Period) -> bool {
         .is_none_or(|inactive| inactive >= period.to)
 }
 
-/// The bookings among `bookings` (read from the `car` or `category` index) that hold
-/// capacity during `period`, other than booking `except` (the one being changed).
-pub fn overlapping(
-    bookings: &[Booking],
-    period: Period,
-    except: Option<i64>,
-) -> impl Iterator<Item = &Booking> {
-    bookings.iter().filter(move |booking| {
-        Some(booking.id) != except
-            && booking.current_status.holds_capacity()
-            && period.overlaps(&Period {
+/// What an availability check needs of a booking that holds capacity: its Id and its
+/// period. The `car` and `category` index entries carry both
+/// ([`crate::collections::bookings::occupancy`]), so a check decides without reading bookings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Occupancy {
+    pub booking_id: i64,
+    pub period: Period,
+}
+
+impl Occupancy {
+    /// What `booking` occupies, when its status holds capacity.
+    pub fn of(booking: &Booking) -> Option<Self> {
+        booking.current_status.holds_capacity().then_some(Self {
+            booking_id: booking.id,
+            period: Period {
                 from: booking.from_date,
                 to: booking.to_date,
-            })
+            },
+        })
+    }
+}
+
+/// The occupancies among `occupied` (read from the `car` or `category` index) that overlap
+/// `period`, other than booking `except`'s (the one being changed).
+pub fn overlapping(
+    occupied: &[Occupancy],
+    period: Period,
+    except: Option<i64>,
+) -> impl Iterator<Item = &Occupancy> {
+    occupied.iter().filter(move |occupancy| {
+        Some(occupancy.booking_id) != except && period.overlaps(&occupancy.period)
     })
 }
 
-/// Whether a car whose bookings are `bookings` is free for `period`.
-pub fn car_is_free(bookings: &[Booking], period: Period, except: Option<i64>) -> bool {
-    overlapping(bookings, period, except).next().is_none()
+/// Whether a car whose bookings occupy `occupied` is free for `period`.
+pub fn car_is_free(occupied: &[Occupancy], period: Period, except: Option<i64>) -> bool {
+    overlapping(occupied, period, except).next().is_none()
 }
 
-/// Whether a category of `capacity` cars, whose bookings are `bookings`, has room for one more
-/// booking over `period`: at no instant of the period are `capacity` bookings running at once.
+/// Whether a category of `capacity` cars, whose bookings occupy `occupied`, has room for one
+/// more booking over `period`: at no instant of the period are `capacity` bookings running at
+/// once.
 pub fn has_room(
-    bookings: &[Booking],
+    occupied: &[Occupancy],
     period: Period,
     except: Option<i64>,
     capacity: usize,
@@ -236,9 +254,9 @@ pub fn has_room(
     // Sweep the starts and ends of the overlapping bookings, clipped to the period; at equal
     // instants ends come first, since periods that touch do not overlap.
     let mut events: Vec<(DateTime<FixedOffset>, i32)> = Vec::new();
-    for booking in overlapping(bookings, period, except) {
-        events.push((booking.from_date.max(period.from), 1));
-        events.push((booking.to_date.min(period.to), -1));
+    for occupancy in overlapping(occupied, period, except) {
+        events.push((occupancy.period.from.max(period.from), 1));
+        events.push((occupancy.period.to.min(period.to), -1));
     }
     events.sort_by_key(|&(at, change)| (at, change));
     let mut running: i64 = 0;

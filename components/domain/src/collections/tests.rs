@@ -80,35 +80,47 @@ fn only_bookings_holding_capacity_are_in_the_car_and_category_indexes() {
                     KeyPart::Int(42)
                 ]
             );
+            let availability = [bookings::BY_CAR, bookings::BY_CATEGORY];
+            for entry in indexes.iter().filter(|i| availability.contains(&i.name)) {
+                assert_eq!(
+                    bookings::occupancy(&entry.parts),
+                    Occupancy::of(&booking),
+                    "what the {} entry says of its booking",
+                    entry.name
+                );
+            }
         }
     }
 }
 
 #[test]
-fn an_availability_entry_may_overlap_when_it_starts_before_the_period_ends() {
-    let to = DateTime::parse_from_rfc3339("2024-03-04T10:00:00-03:00").unwrap();
-    let entry = |from: &str| {
-        [
-            KeyPart::Text("AB123CD".to_owned()),
-            micros("2024-03-10T13:00:00Z"),
-            micros(from),
-            KeyPart::Int(42),
-        ]
-    };
-    assert!(bookings::may_overlap(&entry("2024-03-04T12:59:59Z"), to));
-    assert!(
-        !bookings::may_overlap(&entry("2024-03-04T13:00:00Z"), to),
-        "starting as the period ends: touching periods do not overlap"
+fn an_availability_entry_tells_its_booking_and_period() {
+    let at = |value: &str| DateTime::parse_from_rfc3339(value).unwrap();
+    let entry = [
+        KeyPart::Text("AB123CD".to_owned()),
+        micros("2024-03-10T13:00:00Z"),
+        micros("2024-03-04T12:59:59.123456Z"),
+        KeyPart::Int(42),
+    ];
+    assert_eq!(
+        bookings::occupancy(&entry),
+        Some(Occupancy {
+            booking_id: 42,
+            period: Period {
+                from: at("2024-03-04T09:59:59.123456-03:00"),
+                to: at("2024-03-10T13:00:00Z"),
+            },
+        })
     );
-    assert!(!bookings::may_overlap(&entry("2024-03-05T13:00:00Z"), to));
     let written_before = [
         KeyPart::Int(2),
         micros("2024-03-10T13:00:00Z"),
         KeyPart::Int(42),
     ];
-    assert!(
-        bookings::may_overlap(&written_before, to),
-        "an entry without the start must be read"
+    assert_eq!(
+        bookings::occupancy(&written_before),
+        None,
+        "an entry without the start must have its booking read"
     );
 }
 

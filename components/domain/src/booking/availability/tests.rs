@@ -29,6 +29,11 @@ fn booking(id: i64, from: &str, to: &str, status: BookingStatus) -> Booking {
     .unwrap()
 }
 
+/// What `bookings` occupy, as an availability check reads it.
+fn occupied(bookings: &[Booking]) -> Vec<Occupancy> {
+    bookings.iter().filter_map(Occupancy::of).collect()
+}
+
 fn car(id: &str, model: i64) -> Car {
     let mut car = Car {
         id: id.to_owned(),
@@ -47,17 +52,26 @@ fn a_car_is_free_unless_an_active_booking_overlaps() {
     let before = booking(1, "2030-01-05T10:00:00Z", FROM, BookingStatus::Closed);
     let touching = booking(2, "2030-01-08T10:00:00Z", FROM, BookingStatus::Reserved);
     let after = booking(3, TO, "2030-01-15T10:00:00Z", BookingStatus::Quoted);
-    assert!(car_is_free(&[before, touching, after], asked, None));
+    assert!(car_is_free(
+        &occupied(&[before, touching, after]),
+        asked,
+        None
+    ));
 
     for status in BookingStatus::ALL {
-        let inside = booking(4, "2030-01-11T10:00:00Z", "2030-01-12T10:00:00Z", status);
+        let inside = occupied(&[booking(
+            4,
+            "2030-01-11T10:00:00Z",
+            "2030-01-12T10:00:00Z",
+            status,
+        )]);
         assert_eq!(
-            car_is_free(std::slice::from_ref(&inside), asked, None),
+            car_is_free(&inside, asked, None),
             !status.holds_capacity(),
             "{status}"
         );
         assert!(
-            car_is_free(&[inside], asked, Some(4)),
+            car_is_free(&inside, asked, Some(4)),
             "a booking does not block itself"
         );
     }
@@ -68,16 +82,16 @@ fn room_is_the_peak_of_running_bookings() {
     let asked = period(FROM, TO);
     let reserved = BookingStatus::Reserved;
     // Two bookings in a row never run at once: one car is enough for both.
-    let sequential = [
+    let sequential = occupied(&[
         booking(1, "2030-01-09T10:00:00Z", "2030-01-11T10:00:00Z", reserved),
         booking(2, "2030-01-11T10:00:00Z", "2030-01-14T10:00:00Z", reserved),
-    ];
+    ]);
     assert!(!has_room(&sequential, asked, None, 1));
     assert!(has_room(&sequential, asked, None, 2));
-    let parallel = [
+    let parallel = occupied(&[
         booking(1, "2030-01-09T10:00:00Z", "2030-01-11T10:00:00Z", reserved),
         booking(2, "2030-01-10T12:00:00Z", "2030-01-14T10:00:00Z", reserved),
-    ];
+    ]);
     assert!(!has_room(&parallel, asked, None, 2));
     assert!(has_room(&parallel, asked, None, 3));
     assert!(has_room(&parallel, asked, Some(2), 2));
