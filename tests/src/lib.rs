@@ -598,6 +598,12 @@ impl TestApp {
         (status, body)
     }
 
+    /// The SQLite database's log (`rentald.db-wal`); `None` on PostgreSQL.
+    pub fn sqlite_log(&self) -> Option<PathBuf> {
+        matches!(self.database, Database::Sqlite)
+            .then(|| self.data_dir.path().join("rentald.db-wal"))
+    }
+
     /// GET that must answer 200 with JSON.
     pub async fn get_json(&self, tenant: &str, path: &str, token: &str) -> Value {
         let response = self.get(tenant, path, token).await;

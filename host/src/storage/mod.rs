@@ -11,6 +11,7 @@ pub mod cache;
 pub mod components;
 pub mod documents;
 mod journal;
+mod log_reset;
 pub mod queue;
 mod sqlite;
 pub mod tenants;

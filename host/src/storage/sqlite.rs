@@ -17,8 +17,9 @@
 //! for the host's other writers on the sqlx pool), is tried without waiting and, when the lock
 //! is taken, run again on the blocking pool, where it may wait. Nor does a commit wait for the
 //! disk: the log is synced for many commits at once, outside the writer's turn
-//! ([`super::journal`]). Every other part of the storage (tenants, components, the queue's
-//! consumer, migrations) stays on sqlx.
+//! ([`super::journal`]). Nor does the log grow for as long as writes go on: the writer turn
+//! makes room for starting it over ([`super::log_reset`]). Every other part of the storage
+//! (tenants, components, the queue's consumer, migrations) stays on sqlx.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -28,6 +29,7 @@ use rental_store_sql::{Mode, Row, Statement};
 use rusqlite::{Connection, OpenFlags};
 
 use super::journal::{Journal, Ticket};
+use super::log_reset::{LogReset, Unlocked};
 use super::{Error, Result};
 
 /// How long a statement waits for a lock held by another connection (the sqlx pool's setting).
@@ -70,6 +72,8 @@ pub struct Connections {
     /// The group sync of the file's log; `None` for a database in memory, which has no log
     /// and is not durable anyway.
     journal: Option<Arc<Journal>>,
+    /// When the file's log is started over under load.
+    log: LogReset,
 }
 
 impl Connections {
@@ -77,7 +81,8 @@ impl Connections {
     /// Starts the sync task of its log on the current runtime.
     pub fn new(path: PathBuf) -> Arc<Self> {
         let journal = Arc::new(Journal::start(&path));
-        Self::with_flags(path, OpenFlags::empty(), Some(journal))
+        let log = LogReset::of_file(&path);
+        Self::with_flags(path, OpenFlags::empty(), Some(journal), log)
     }
 
     /// The connections of the shared-cache database in memory named `name` (created and
@@ -87,10 +92,16 @@ impl Connections {
             PathBuf::from(format!("file:{name}?mode=memory&cache=shared")),
             OpenFlags::SQLITE_OPEN_URI,
             None,
+            LogReset::in_memory(),
         )
     }
 
-    fn with_flags(path: PathBuf, flags: OpenFlags, journal: Option<Arc<Journal>>) -> Arc<Self> {
+    fn with_flags(
+        path: PathBuf,
+        flags: OpenFlags,
+        journal: Option<Arc<Journal>>,
+        log: LogReset,
+    ) -> Arc<Self> {
         Arc::new(Self {
             path,
             flags,
@@ -98,6 +109,7 @@ impl Connections {
             writer: Mutex::default(),
             turn: Arc::default(),
             journal,
+            log,
         })
     }
 
@@ -156,13 +168,23 @@ impl Connections {
     }
 
     /// Begins a transaction in `mode` on a leased connection. A writer begins without the
-    /// write lock unless `locked` (then it waits for its turn first): see
-    /// [`Transaction::lock`].
+    /// write lock unless `locked` or a reset of the log is due ([`LogReset`]); then it waits
+    /// for its turn first: see [`Transaction::lock`].
     pub async fn begin(self: &Arc<Self>, mode: Mode, locked: bool) -> Result<Transaction> {
-        let (begin, lock) = match (mode, locked) {
+        let unlocked = match (mode, locked) {
+            (Mode::ReadWrite, false) => self.log.read_unlocked(),
+            _ => None,
+        };
+        let (begin, lock) = match (mode, unlocked) {
             (Mode::ReadOnly, _) => (READ, Lock::Never),
-            (Mode::ReadWrite, false) => (READ, Lock::Deferred(Vec::new())),
-            (Mode::ReadWrite, true) => (
+            (Mode::ReadWrite, Some(counted)) => (
+                READ,
+                Lock::Deferred {
+                    reads: Vec::new(),
+                    counted,
+                },
+            ),
+            (Mode::ReadWrite, None) => (
                 WRITE,
                 Lock::Held {
                     _turn: self.wait_for_turn().await,
@@ -239,8 +261,11 @@ enum Lock {
     /// A reader: never takes it.
     Never,
     /// A writer that has only read so far: each statement it ran and the rows it got, to be
-    /// checked again once it has the lock.
-    Deferred(Vec<(Statement, Vec<Row>)>),
+    /// checked again once it has the lock; counted as reading without the turn.
+    Deferred {
+        reads: Vec<(Statement, Vec<Row>)>,
+        counted: Unlocked,
+    },
     /// A writer with the lock, and with this process's writer turn until it ends. (Dropped
     /// after the connection has gone back: the next writer takes the writers' connection.)
     Held {
@@ -275,7 +300,7 @@ impl Transaction {
     /// Runs one statement and returns its rows. A writer without the lock notes what it read,
     /// and takes the lock before its first statement that writes.
     pub async fn execute(&mut self, statement: &Statement) -> Result<Vec<Row>> {
-        if let Lock::Deferred(reads) = &mut self.lock {
+        if let Lock::Deferred { reads, .. } = &mut self.lock {
             let connection = self.connection.as_ref().ok_or_else(conflict)?;
             match rental_store_sql::embedded::execute_if_reading(connection, statement) {
                 Ok(Some(rows)) => {
@@ -283,8 +308,11 @@ impl Transaction {
                     return Ok(rows);
                 }
                 Ok(None) => {
-                    let reads = std::mem::take(reads);
-                    self.lock(reads).await?;
+                    if let Lock::Deferred { reads, counted } =
+                        std::mem::replace(&mut self.lock, Lock::Never)
+                    {
+                        self.lock(reads, counted).await?;
+                    }
                 }
                 Err(error) => return Err(sorted(error)),
             }
@@ -303,7 +331,10 @@ impl Transaction {
     /// statement it ran so far once more: when each answers the same rows, what the guest
     /// decided still holds, and it goes on as if it had read here. When one answers otherwise,
     /// the transaction is rolled back and fails with a conflict: the guest begins again.
-    async fn lock(&mut self, reads: Vec<(Statement, Vec<Row>)>) -> Result<()> {
+    ///
+    /// It stays `counted` as reading without the turn until its old snapshot is given up: a
+    /// reset of the log waits for it ([`LogReset`]).
+    async fn lock(&mut self, reads: Vec<(Statement, Vec<Row>)>, counted: Unlocked) -> Result<()> {
         // No writer until the lock is held: a failure below has rolled the transaction back,
         // and its next statement fails with a conflict.
         self.lock = Lock::Never;
@@ -327,6 +358,8 @@ impl Transaction {
             }
         }
         self.home.release(connection, self.writer);
+        // Its old snapshot is given up: a reset of the log no longer waits for it.
+        drop(counted);
         self.writer = true;
         let connection = self.home.take(true)?;
         let connection = self.home.begin_on(connection, WRITE, true).await?;
@@ -363,6 +396,9 @@ impl Transaction {
         if let Err(error) = committed {
             self.home.release(connection, self.writer);
             return Err(sorted(error));
+        }
+        if self.holds_write() {
+            self.home.log.after_commit(&connection);
         }
         self.home.give_back(connection, self.writer);
         Ok(Ending(journal.map(|journal| {

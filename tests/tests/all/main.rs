@@ -17,6 +17,7 @@ mod guide;
 mod hosts;
 mod limits;
 mod listing;
+mod log;
 mod login;
 mod observability;
 mod reference;

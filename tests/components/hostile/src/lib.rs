@@ -8,8 +8,10 @@
 //! - `flood`: answers with a 16 MiB body;
 //! - `hold-write`: begins a read-write transaction, writes (takes a sequence's next value, which
 //!   is what makes it hold the write) and never returns;
-//! - `write-work`: the same, but computes for a fixed number of steps (about a quarter of a
-//!   second at full speed), then commits and answers 200;
+//! - `hold-read`: begins a read-only transaction, reads (which is what makes it hold a
+//!   snapshot of the database) and never returns;
+//! - `write-work`: as `hold-write`, but computes for a fixed number of steps (about a quarter
+//!   of a second at full speed), then commits and answers 200;
 //! - `remember`: answers what the previous request left in a static, then leaves its own
 //!   tenant there: a fresh instance must always answer `""`;
 //! - anything else: answers 200 with the tenant it was given and how many bookings its store
@@ -54,6 +56,13 @@ impl Handler for Hostile {
             },
             Some("hold-write") => {
                 let _held = writing()?;
+                loop {
+                    std::hint::spin_loop();
+                }
+            }
+            Some("hold-read") => {
+                let reading = Transaction::begin(Mode::ReadOnly)?;
+                reading.count(&Range::<Booking>::all("id"))?;
                 loop {
                     std::hint::spin_loop();
                 }

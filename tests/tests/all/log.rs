@@ -1,0 +1,181 @@
+//! The SQLite log under a sustained write load (docs/operations.md, "Databases"): started
+//! over once it passes its limit, instead of growing for as long as the load lasts, and
+//! without stalling the writers when a component keeps a snapshot open.
+
+use std::ops::Range;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+use chrono::{DateTime, TimeDelta, Utc};
+use rentald_tests::{Backend, Options, TestApp};
+use reqwest::Method;
+use serde_json::json;
+
+use crate::sandbox::hostile_components;
+
+/// The log's limit (`host/src/storage/log_reset.rs`).
+const LIMIT: u64 = 64 << 20;
+
+/// Creations: about 130 KB of log each, so well past twice the limit together.
+const CREATIONS: usize = 1_200;
+
+/// Clients booking at once: enough that some writer is always reading while another
+/// commits, which is what kept the log from being started over.
+const CLIENTS: usize = 16;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_log_is_started_over_under_a_sustained_write_load() {
+    let app = Arc::new(TestApp::spawn(Options::new(Backend::Sqlite)).await.unwrap());
+    let token = app.tenant_with_token("acme", true).await;
+    let watched = Watched::start(app.sqlite_log().unwrap());
+
+    book(
+        &app,
+        &token,
+        Utc::now() + TimeDelta::days(400),
+        0..CREATIONS,
+    )
+    .await;
+
+    let largest = watched.largest();
+    assert!(
+        largest < LIMIT + LIMIT / 2,
+        "the log reached {largest} bytes over {CREATIONS} creations (limit {LIMIT})"
+    );
+}
+
+/// A component that keeps a snapshot open stops the log from being started over while it
+/// does: each reset waits for it only briefly and is tried again later, so the bookings meanwhile
+/// all go through (a reset waiting as long as a lock may would hold the writer turn past
+/// the write deadline), and once it ends the log is started over.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_held_snapshot_delays_the_reset_without_stalling_writers() {
+    let mut options = Options::new(Backend::Sqlite);
+    let components = hostile_components();
+    options.components_dir = Some(components.path().to_path_buf());
+    options.request_timeout_ms = 3_000;
+    let app = Arc::new(TestApp::spawn(options).await.unwrap());
+    let token = app.tenant_with_token("acme", true).await;
+    let evil = app.tenant_with_token("evil", false).await;
+
+    // The other tenant's component holds a snapshot, request after request, each until its
+    // deadline.
+    let holding = Arc::new(AtomicBool::new(true));
+    let holder = {
+        let (app, holding) = (Arc::clone(&app), Arc::clone(&holding));
+        tokio::spawn(async move {
+            while holding.load(Ordering::Relaxed) {
+                let held = app.get("evil", "/api/cars?behave=hold-read", &evil).await;
+                assert_eq!(held.status(), 503, "stopped at its deadline");
+            }
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let start = Utc::now() + TimeDelta::days(400);
+    book(&app, &token, start, 0..CREATIONS).await;
+    holding.store(false, Ordering::Relaxed);
+    holder.await.unwrap();
+
+    let log = app.sqlite_log().unwrap();
+    let held = std::fs::metadata(&log).unwrap().len();
+    assert!(
+        held > LIMIT,
+        "the log ({held} bytes) could not be started over while the snapshot was held"
+    );
+    let watched = Watched::start(log);
+    book(&app, &token, start, CREATIONS..CREATIONS + 600).await;
+    assert!(
+        watched.shrank(),
+        "the log was not started over once the snapshot was let go"
+    );
+}
+
+/// Books the creations `numbers` of the benchmark's schedule from `start`, on [`CLIENTS`]
+/// clients at once: creation `n` books model `n % 8 + 1` for two days, every booking of a
+/// model three days after the one before, so that all succeed.
+async fn book(app: &Arc<TestApp>, token: &str, start: DateTime<Utc>, numbers: Range<usize>) {
+    let clients: Vec<_> = (0..CLIENTS)
+        .map(|client| {
+            let (app, token, numbers) = (Arc::clone(app), token.to_owned(), numbers.clone());
+            tokio::spawn(async move {
+                for n in numbers.skip(client).step_by(CLIENTS) {
+                    let from = start + TimeDelta::days(3 * i64::try_from(n / 8).unwrap());
+                    let body = json!({
+                        "Customer": {"Id": n % 22 + 1},
+                        "Car": {"Model": {"Id": n % 8 + 1}},
+                        "FromDate": from.to_rfc3339(),
+                        "ToDate": (from + TimeDelta::days(2)).to_rfc3339(),
+                        "DeliveryPlace": {"Id": 1},
+                        "ReturnPlace": {"Id": 1},
+                    });
+                    let (status, answer) = app
+                        .call(
+                            "acme",
+                            &token,
+                            Method::POST,
+                            "/api/booking/book",
+                            Some(&body),
+                        )
+                        .await;
+                    assert_eq!(status, 200, "booking {n}: {answer}");
+                }
+            })
+        })
+        .collect();
+    for client in clients {
+        client.await.unwrap();
+    }
+}
+
+/// The size of a log, looked at every 20 ms until dropped.
+struct Watched {
+    largest: Arc<AtomicU64>,
+    /// Whether it was ever smaller than when looked at before: started over.
+    shrank: Arc<AtomicBool>,
+    watcher: tokio::task::JoinHandle<()>,
+}
+
+impl Watched {
+    fn start(log: PathBuf) -> Self {
+        let largest = Arc::new(AtomicU64::new(0));
+        let shrank = Arc::new(AtomicBool::new(false));
+        let watcher = {
+            let (largest, shrank) = (Arc::clone(&largest), Arc::clone(&shrank));
+            tokio::spawn(async move {
+                let mut before = None;
+                loop {
+                    let size = std::fs::metadata(&log).map_or(0, |file| file.len());
+                    largest.fetch_max(size, Ordering::Relaxed);
+                    if before.is_some_and(|before| size < before) {
+                        shrank.store(true, Ordering::Relaxed);
+                    }
+                    before = Some(size);
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+            })
+        };
+        Self {
+            largest,
+            shrank,
+            watcher,
+        }
+    }
+
+    /// The largest size seen.
+    fn largest(&self) -> u64 {
+        self.largest.load(Ordering::Relaxed)
+    }
+
+    /// Whether it was started over.
+    fn shrank(&self) -> bool {
+        self.shrank.load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for Watched {
+    fn drop(&mut self) {
+        self.watcher.abort();
+    }
+}
