@@ -8,11 +8,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
-use chrono::{DateTime, TimeDelta, Utc};
 use rentald_tests::{Backend, Options, TestApp};
 use reqwest::Method;
-use serde_json::json;
 
+use crate::booking::{body, model};
 use crate::sandbox::hostile_components;
 
 /// The log's limit (`host/src/storage/log_reset.rs`).
@@ -20,6 +19,9 @@ const LIMIT: u64 = 64 << 20;
 
 /// Creations: about 130 KB of log each, so well past twice the limit together.
 const CREATIONS: usize = 1_200;
+
+/// How many days ahead the bookings begin.
+const AHEAD: u64 = 400;
 
 /// Clients booking at once: enough that some writer is always reading while another
 /// commits, which is what kept the log from being started over.
@@ -31,13 +33,7 @@ async fn the_log_is_started_over_under_a_sustained_write_load() {
     let token = app.tenant_with_token("acme", true).await;
     let watched = Watched::start(app.sqlite_log().unwrap());
 
-    book(
-        &app,
-        &token,
-        Utc::now() + TimeDelta::days(400),
-        0..CREATIONS,
-    )
-    .await;
+    book(&app, &token, 0..CREATIONS).await;
 
     let largest = watched.largest();
     assert!(
@@ -73,8 +69,7 @@ async fn a_held_snapshot_delays_the_reset_without_stalling_writers() {
         })
     };
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let start = Utc::now() + TimeDelta::days(400);
-    book(&app, &token, start, 0..CREATIONS).await;
+    book(&app, &token, 0..CREATIONS).await;
     holding.store(false, Ordering::Relaxed);
     holder.await.unwrap();
 
@@ -85,38 +80,31 @@ async fn a_held_snapshot_delays_the_reset_without_stalling_writers() {
         "the log ({held} bytes) could not be started over while the snapshot was held"
     );
     let watched = Watched::start(log);
-    book(&app, &token, start, CREATIONS..CREATIONS + 600).await;
+    book(&app, &token, CREATIONS..CREATIONS + 600).await;
     assert!(
         watched.shrank(),
         "the log was not started over once the snapshot was let go"
     );
 }
 
-/// Books the creations `numbers` of the benchmark's schedule from `start`, on [`CLIENTS`]
-/// clients at once: creation `n` books model `n % 8 + 1` for two days, every booking of a
-/// model three days after the one before, so that all succeed.
-async fn book(app: &Arc<TestApp>, token: &str, start: DateTime<Utc>, numbers: Range<usize>) {
+/// Books the creations `numbers` of the benchmark's schedule, on [`CLIENTS`] clients at
+/// once: creation `n` books model `n % 8 + 1` for two days, every booking of a model three
+/// days after the one before, from [`AHEAD`] days from now, so that all succeed.
+async fn book(app: &Arc<TestApp>, token: &str, numbers: Range<usize>) {
     let clients: Vec<_> = (0..CLIENTS)
         .map(|client| {
             let (app, token, numbers) = (Arc::clone(app), token.to_owned(), numbers.clone());
             tokio::spawn(async move {
                 for n in numbers.skip(client).step_by(CLIENTS) {
-                    let from = start + TimeDelta::days(3 * i64::try_from(n / 8).unwrap());
-                    let body = json!({
-                        "Customer": {"Id": n % 22 + 1},
-                        "Car": {"Model": {"Id": n % 8 + 1}},
-                        "FromDate": from.to_rfc3339(),
-                        "ToDate": (from + TimeDelta::days(2)).to_rfc3339(),
-                        "DeliveryPlace": {"Id": 1},
-                        "ReturnPlace": {"Id": 1},
-                    });
+                    let from = AHEAD + 3 * (n as u64 / 8);
+                    let creation = body(model(n as i64 % 8 + 1), from, from + 2);
                     let (status, answer) = app
                         .call(
                             "acme",
                             &token,
                             Method::POST,
                             "/api/booking/book",
-                            Some(&body),
+                            Some(&creation),
                         )
                         .await;
                     assert_eq!(status, 200, "booking {n}: {answer}");
