@@ -122,6 +122,7 @@ impl Connections {
         connection.execute_batch(PRAGMAS).map_err(sorted)?;
         if self.journal.is_some() {
             connection.execute_batch(GROUP_SYNCED).map_err(sorted)?;
+            LogReset::configure(&connection).map_err(sorted)?;
         }
         connection.busy_timeout(BUSY_TIMEOUT).map_err(sorted)?;
         connection.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
