@@ -224,19 +224,18 @@ async fn checkpoint_log(
             let log = checkpointer.passive()?;
             Ok::<_, rusqlite::Error>((checkpointer, log))
         })
-        .await;
+        .await
+        .map_err(|error| error.to_string())
+        .and_then(|done| done.map_err(|error| error.to_string()));
         let Some(length) = length.upgrade() else {
             return;
         };
         match done {
-            Ok(Ok((checkpointer, log))) => {
+            Ok((checkpointer, log)) => {
                 if let Some(log) = log {
                     length.store(log, Ordering::SeqCst);
                 }
                 connection = Some(checkpointer);
-            }
-            Ok(Err(error)) => {
-                tracing::warn!(%error, "the database's log could not be checkpointed")
             }
             Err(error) => tracing::warn!(%error, "the database's log could not be checkpointed"),
         }
