@@ -749,7 +749,8 @@ impl Drop for AbortOnDrop {
     }
 }
 
-async fn run_server(config: Config, storage: Storage) -> anyhow::Result<()> {
+async fn run_server(config: Config, mut storage: Storage) -> anyhow::Result<()> {
+    storage.bound_writers(config.limits.tenant_writers);
     let metrics = Arc::new(Metrics::new());
     let mut runtime = Runtime::new(config.limits, config.cache_dir.clone(), metrics.clone())?;
     runtime.load_platform_components(&config.components_dir)?;

@@ -197,6 +197,12 @@ options! {
             Limits::default().tenant_instances,
         ))]
         tenant_instances: Option<NonZeroUsize>,
+        #[arg(long, env = "RENTALD_TENANT_WRITERS", value_name = "N", help = with_default(
+            "Read-write transactions one tenant may have open at once on PostgreSQL; past it a \
+             writer waits for one to end before it begins",
+            Limits::default().tenant_writers,
+        ))]
+        tenant_writers: Option<NonZeroUsize>,
         #[arg(long, env = "RENTALD_CPU_BURST_MS", value_name = "MS", help = with_default(
             "Time a request runs its component unpaced; past it, the component is paced with \
              its tenant's other long runners (--tenant-cpu-percent), in milliseconds",
@@ -364,6 +370,9 @@ impl RuntimeOptions {
             tenant_instances: self
                 .tenant_instances
                 .map_or(defaults.tenant_instances, NonZeroUsize::get),
+            tenant_writers: self
+                .tenant_writers
+                .map_or(defaults.tenant_writers, NonZeroUsize::get),
             cpu: CpuShare {
                 burst: self
                     .cpu_burst_ms

@@ -143,6 +143,8 @@ fn runtime_flag_over_file_over_default() {
     assert_eq!(config.limits.tenant_instances, 3);
     let config = serve("", &["--plain-http", "--tenant-instances", "5"]);
     assert_eq!(config.limits.tenant_instances, 5);
+    let config = serve("tenant_writers = 2\n", &["--plain-http"]);
+    assert_eq!(config.limits.tenant_writers, 2);
 }
 
 #[test]
@@ -298,6 +300,7 @@ fn the_help_shows_the_defaults() {
         ("tenant_cpu_percent", "25"),
         ("memory_limit_mib", "64"),
         ("tenant_instances", "16"),
+        ("tenant_writers", "6"),
         ("queue_poll_ms", "500"),
         ("component_poll_ms", "1000"),
         ("component_idle_secs", "300"),

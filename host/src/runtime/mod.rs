@@ -59,6 +59,9 @@ pub struct Limits {
     /// Instances one tenant may have running at once (its seats): with
     /// [`Self::memory_bytes`], the memory one tenant can hold.
     pub tenant_instances: usize,
+    /// Read-write transactions one tenant may have open at once on PostgreSQL; past it a
+    /// writer waits for one to end before it begins (see `storage::writers`).
+    pub tenant_writers: usize,
     /// How long-running guests share the cores between tenants.
     pub cpu: CpuShare,
 }
@@ -79,6 +82,7 @@ impl Default for Limits {
             memory_bytes: 64 << 20,
             max_instances: 512,
             tenant_instances: 16,
+            tenant_writers: 6,
             cpu: CpuShare::default(),
         }
     }

@@ -23,6 +23,9 @@ pub struct DocTransaction {
     tx: Tx,
     scope: Scope,
     mode: Mode,
+    /// A PostgreSQL writer's turn among its tenant's writers ([`Storage::bound_writers`]),
+    /// given up once the transaction has ended.
+    _turn: Option<tokio::sync::OwnedSemaphorePermit>,
 }
 
 /// Where a transaction's statements run.
@@ -53,18 +56,25 @@ impl Storage {
         mode: Mode,
         locked: bool,
     ) -> Result<DocTransaction> {
+        let mut turn = None;
         let tx = match self.sqlite() {
             Some(connections) => Tx::Sqlite(connections.begin(mode, locked).await?),
-            None => Tx::Pooled(
-                self.pool()
-                    .begin_with(self.backend().begin_statement(mode))
-                    .await?,
-            ),
+            None => {
+                if let (Mode::ReadWrite, Some(writers)) = (mode, &self.writers) {
+                    turn = Some(writers.enter(tenant).await);
+                }
+                Tx::Pooled(
+                    self.pool()
+                        .begin_with(self.backend().begin_statement(mode))
+                        .await?,
+                )
+            }
         };
         Ok(DocTransaction {
             tx,
             scope: Scope::new(tenant, mode),
             mode,
+            _turn: turn,
         })
     }
 

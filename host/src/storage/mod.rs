@@ -17,6 +17,7 @@ mod sqlite;
 pub mod tenants;
 #[cfg(test)]
 mod tests;
+mod writers;
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -152,6 +153,9 @@ pub struct Storage {
     tenant_cache: Arc<cache::TenantCache>,
     /// The document store's SQLite connections; `None` on PostgreSQL.
     sqlite: Option<Arc<sqlite::Connections>>,
+    /// The bound on each tenant's open writers on PostgreSQL ([`Storage::bound_writers`]);
+    /// `None` on SQLite, whose writer turn lets one through, and for the operator's commands.
+    writers: Option<Arc<writers::Writers>>,
 }
 
 impl Storage {
@@ -255,6 +259,7 @@ impl Storage {
             pool,
             backend,
             tenant_cache: Arc::default(),
+            writers: None,
             sqlite,
         };
         let rendered = storage
@@ -268,6 +273,15 @@ impl Storage {
             );
         }
         Ok(storage)
+    }
+
+    /// Lets at most `bound` read-write transactions of each tenant be open at once on
+    /// PostgreSQL; the others wait for one to end before they begin ([`writers`]). Nothing on
+    /// SQLite.
+    pub fn bound_writers(&mut self, bound: usize) {
+        if self.backend == Backend::Postgres {
+            self.writers = Some(Arc::new(writers::Writers::new(bound)));
+        }
     }
 
     pub fn backend(&self) -> Backend {

@@ -211,6 +211,46 @@ async fn a_held_write_is_stopped_at_the_write_deadline_on_postgres() {
     stopped_at_the_write_deadline(&app, held).await;
 }
 
+/// On PostgreSQL a tenant has at most `--tenant-writers` read-write transactions open at once:
+/// of three components that each hold a write until the write deadline stops them, two hold
+/// theirs at once and the third begins once one of them has ended, instead of waiting inside
+/// the database.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tenants_writers_past_the_bound_wait_for_a_turn_on_postgres() {
+    let Some((app, _dir)) =
+        hostile_app_on(Backend::Postgres, 30_000, &["--tenant-writers", "2"]).await
+    else {
+        return;
+    };
+    let evil = app.tenant_with_token("evil", false).await;
+    let hold = || app.get("evil", "/api/cars?behave=hold-write", &evil);
+    let holding = async { tokio::join!(hold(), hold(), hold()) };
+    tokio::pin!(holding);
+    // Each writer's open transaction, as PostgreSQL shows it: its backend and when it began.
+    // A writer's last statement takes the `hostile` sequence's value: the first holds the
+    // sequence's row, and a second open at once waits for it inside the database.
+    let open_writers = "SELECT pid::text || ' ' || xact_start::text FROM pg_stat_activity \
+         WHERE datname = current_database() AND pid <> pg_backend_pid() \
+         AND xact_start IS NOT NULL AND query LIKE '%INTO sequences%'";
+    let mut seen = std::collections::BTreeSet::new();
+    let mut most = 0;
+    let held = loop {
+        tokio::select! {
+            held = &mut holding => break held,
+            () = tokio::time::sleep(Duration::from_millis(20)) => {
+                let open = app.sql_texts(open_writers).await;
+                most = most.max(open.len());
+                seen.extend(open);
+            }
+        }
+    };
+    assert_eq!(most, 2, "at most two writers open at once: {seen:?}");
+    assert_eq!(seen.len(), 3, "each writer had its turn: {seen:?}");
+    for response in [held.0, held.1, held.2] {
+        stopped_at_the_write_deadline(&app, response).await;
+    }
+}
+
 /// `held` is the 500 (ErrorCode 99) of a request stopped at the write deadline, and its fault
 /// line in the log says so (its error may span several lines).
 async fn stopped_at_the_write_deadline(app: &TestApp, held: reqwest::Response) {
