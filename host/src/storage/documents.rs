@@ -56,18 +56,18 @@ impl Storage {
         mode: Mode,
         locked: bool,
     ) -> Result<DocTransaction> {
-        let mut turn = None;
-        let tx = match self.sqlite() {
-            Some(connections) => Tx::Sqlite(connections.begin(mode, locked).await?),
+        let (tx, turn) = match self.sqlite() {
+            Some(connections) => (Tx::Sqlite(connections.begin(mode, locked).await?), None),
             None => {
-                if let (Mode::ReadWrite, Some(writers)) = (mode, &self.writers) {
-                    turn = Some(writers.enter(tenant).await);
-                }
-                Tx::Pooled(
-                    self.pool()
-                        .begin_with(self.backend().begin_statement(mode))
-                        .await?,
-                )
+                let turn = match (mode, &self.writers) {
+                    (Mode::ReadWrite, Some(writers)) => Some(writers.enter(tenant).await),
+                    _ => None,
+                };
+                let tx = self
+                    .pool()
+                    .begin_with(self.backend().begin_statement(mode))
+                    .await?;
+                (Tx::Pooled(tx), turn)
             }
         };
         Ok(DocTransaction {
