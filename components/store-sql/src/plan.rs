@@ -42,7 +42,7 @@ pub struct Statement {
 }
 
 impl Statement {
-    pub(crate) fn new(sql: String, params: Vec<Value>, columns: &'static [Column]) -> Self {
+    pub fn new(sql: String, params: Vec<Value>, columns: &'static [Column]) -> Self {
         Self {
             sql,
             postgres: None,

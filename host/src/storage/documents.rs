@@ -170,7 +170,7 @@ impl DocTransaction {
     }
 
     /// Runs one statement in the transaction and returns its rows.
-    async fn execute(&mut self, statement: &Statement) -> Result<Vec<Row>> {
+    pub(super) async fn execute(&mut self, statement: &Statement) -> Result<Vec<Row>> {
         let tx = match &mut self.tx {
             Tx::Sqlite(tx) => return tx.execute(statement).await,
             Tx::Pooled(tx) => tx,

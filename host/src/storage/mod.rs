@@ -10,6 +10,7 @@
 pub mod cache;
 pub mod components;
 pub mod documents;
+pub mod idempotency;
 mod journal;
 mod log_reset;
 pub mod queue;
