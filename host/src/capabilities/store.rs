@@ -79,9 +79,38 @@ impl HostState {
     }
 }
 
+impl HostState {
+    /// Commits the write the guest committed before, held for the answer, now that the guest
+    /// goes on to another transaction.
+    async fn commit_held(&mut self) -> Result<(), StoreFailure> {
+        let Some(tx) = self.held.as_ref().and_then(|held| held.write.take()) else {
+            return Ok(());
+        };
+        self.held_write_ended();
+        self.commit_unanswered(tx).await
+    }
+
+    /// Commits `tx`, a write of a request with an idempotency key whose answer is not known
+    /// yet: the key is recorded as committed with it.
+    async fn commit_unanswered(&mut self, mut tx: DocTransaction) -> Result<(), StoreFailure> {
+        if let Some(held) = &self.held
+            && !tx.record_committed(&held.claim).await?
+        {
+            return Err(StoreFailure::trap(wasmtime::Error::msg(
+                "the request's idempotency key no longer names it as running",
+            )));
+        }
+        Ok(tx.commit().await?)
+    }
+}
+
 impl wit::Host for HostState {
     async fn begin(&mut self, requested: wit::Mode) -> Result<Resource<Transaction>, StoreFailure> {
         self.transactions.begin().map_err(failure)?;
+        if let Err(error) = self.commit_held().await {
+            self.transaction_ended();
+            return Err(error);
+        }
         let tenant = self.request.tenant.slug.clone();
         let begun = match mode(requested) {
             // A request that lost a race once writes with the turn from the start.
@@ -229,6 +258,19 @@ impl wit::HostTransaction for HostState {
             .0
             .take()
             .ok_or_else(|| failure(StoreError::committed()))?;
+        let tx = match &self.held {
+            Some(held) if tx.holds_write() => match held.write.hold(tx) {
+                None => {
+                    self.transaction_held();
+                    return Ok(());
+                }
+                Some(tx) => {
+                    self.transaction_ended();
+                    return self.commit_unanswered(tx).await;
+                }
+            },
+            _ => tx,
+        };
         self.transaction_ended();
         Ok(tx.commit().await?)
     }

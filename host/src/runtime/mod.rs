@@ -32,7 +32,8 @@ use wasmtime_wasi_http::p2::bindings::http::types::Scheme;
 use wasmtime_wasi_http::{WasiHttp, WasiHttpView as _};
 
 pub use registry::{Build, ComponentStats};
-pub use state::{Caller, HostState, MemoryWatch, RequestContext};
+use state::Held;
+pub use state::{Caller, HeldWrite, HostState, MemoryWatch, RequestContext};
 
 pub use fairness::CpuShare;
 use fairness::Pacer;
@@ -42,6 +43,8 @@ use rental_platform::{Component as PlatformComponent, WIT_VERSION, World};
 use crate::bindings::handler::{self, HandlerExportPre};
 use crate::metrics::Metrics;
 use crate::storage::Storage;
+use crate::storage::documents::DocTransaction;
+use crate::storage::idempotency::Claim;
 
 /// How much a single request may use.
 #[derive(Debug, Clone, Copy)]
@@ -516,14 +519,51 @@ impl Runtime {
         };
         let started = Instant::now();
         let outcome = self
-            .run(component, storage, request, http_request, memory.clone())
+            .run(
+                component,
+                storage,
+                request,
+                http_request,
+                memory.clone(),
+                None,
+            )
             .await;
         usage.elapsed = started.elapsed();
         usage.memory_peak = memory.peak();
         (outcome, usage)
     }
 
-    /// Runs the request in a fresh store whose memories `memory` watches.
+    /// [`Self::handle`] for a request with an idempotency key, `claim`: a write its guest
+    /// commits is not committed but returned, for the caller to commit with the answer.
+    pub async fn handle_claimed(
+        &self,
+        component: &Serving,
+        storage: Storage,
+        request: RequestContext,
+        http_request: http::Request<Bytes>,
+        claim: Claim,
+    ) -> (Outcome, Option<DocTransaction>) {
+        let write = Arc::new(HeldWrite::default());
+        let held = Held {
+            claim,
+            write: write.clone(),
+        };
+        let memory = Arc::new(MemoryWatch::default());
+        let outcome = self
+            .run(
+                component,
+                storage,
+                request,
+                http_request,
+                memory,
+                Some(held),
+            )
+            .await;
+        (outcome, write.close())
+    }
+
+    /// Runs the request in a fresh store whose memories `memory` watches; a write its guest
+    /// commits is left in `held`, when given.
     async fn run(
         &self,
         component: &Serving,
@@ -531,6 +571,7 @@ impl Runtime {
         request: RequestContext,
         http_request: http::Request<Bytes>,
         memory: Arc<MemoryWatch>,
+        held: Option<Held>,
     ) -> Outcome {
         let deadline = self.limits.deadline;
         let name = request.component;
@@ -550,6 +591,7 @@ impl Runtime {
                 stderr.clone(),
                 memory.clone(),
                 meter,
+                held,
             ),
         );
         store.limiter(|state| &mut state.limits);

@@ -13,6 +13,8 @@ use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use super::Limits;
 use super::fairness::Meter;
+use crate::storage::documents::DocTransaction;
+use crate::storage::idempotency::Claim;
 use crate::storage::tenants::Tenant;
 use crate::storage::{Backend, Storage};
 
@@ -34,6 +36,55 @@ pub struct RequestContext {
     pub caller: Option<Caller>,
     pub language: Language,
     pub correlation_id: String,
+}
+
+/// Where the guest of a request with an idempotency key leaves the write it committed, for
+/// the host to commit with the request's answer ([`crate::storage::idempotency`]).
+pub(crate) struct Held {
+    pub(crate) claim: Claim,
+    pub(crate) write: Arc<HeldWrite>,
+}
+
+/// A committed write, held until the request's answer is known. Once the host has taken what
+/// it holds, it holds nothing more: a guest that commits after it has answered (a
+/// `wasi:http` guest may go on after its response) commits itself.
+#[derive(Default)]
+pub struct HeldWrite(std::sync::Mutex<Slot>);
+
+#[derive(Default)]
+struct Slot {
+    tx: Option<DocTransaction>,
+    taken: bool,
+}
+
+impl HeldWrite {
+    fn slot(&self) -> std::sync::MutexGuard<'_, Slot> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Holds `tx`; gives it back when the host has taken what was held already.
+    pub(crate) fn hold(&self, tx: DocTransaction) -> Option<DocTransaction> {
+        let mut slot = self.slot();
+        if slot.taken {
+            return Some(tx);
+        }
+        slot.tx = Some(tx);
+        None
+    }
+
+    /// What the guest left, if anything; for the guest to commit what it commits later on.
+    pub(crate) fn take(&self) -> Option<DocTransaction> {
+        self.slot().tx.take()
+    }
+
+    /// What the guest left, if anything, taken by the host once the guest has answered.
+    pub(crate) fn close(&self) -> Option<DocTransaction> {
+        let mut slot = self.slot();
+        slot.taken = true;
+        slot.tx.take()
+    }
 }
 
 pub struct HostState {
@@ -60,6 +111,8 @@ pub struct HostState {
     in_store_calls: Duration,
     /// The request's account with its tenant's clock, kept up at every tick.
     pub(crate) meter: Meter,
+    /// Where a committed write waits for the answer, for a request with an idempotency key.
+    pub(crate) held: Option<Held>,
 }
 
 /// A store's limits, which also note in a [`MemoryWatch`] how its memories grew.
@@ -135,14 +188,16 @@ const MAX_RESOURCES: usize = 1_000;
 
 impl HostState {
     /// The state of a request run within `limits`, its guest's stderr kept in `stderr`, its
-    /// memories watched by `memory` and its cost counted by `meter`.
-    pub fn new(
+    /// memories watched by `memory` and its cost counted by `meter`; a write its guest commits
+    /// is left in `held`, when given.
+    pub(crate) fn new(
         request: RequestContext,
         storage: Storage,
         limits: &Limits,
         stderr: MemoryOutputPipe,
         memory: Arc<MemoryWatch>,
         meter: Meter,
+        held: Option<Held>,
     ) -> Self {
         let mut table = ResourceTable::new();
         table.set_max_capacity(MAX_RESOURCES);
@@ -173,6 +228,7 @@ impl HostState {
             write_deadline: limits.write_deadline,
             in_store_calls: Duration::ZERO,
             meter,
+            held,
         }
     }
 
@@ -203,6 +259,18 @@ impl HostState {
     /// The request's transaction ended (committed, dropped or never begun).
     pub(crate) fn transaction_ended(&mut self) {
         self.transactions.end();
+        self.writing_since = None;
+    }
+
+    /// The request's transaction was committed by its guest and is held for the answer: the
+    /// guest may begin another, but what the held write holds still counts against the write
+    /// deadline, and keeps the guest from being paced.
+    pub(crate) fn transaction_held(&mut self) {
+        self.transactions.end();
+    }
+
+    /// The held write was committed: it no longer counts against the write deadline.
+    pub(crate) fn held_write_ended(&mut self) {
         self.writing_since = None;
     }
 
