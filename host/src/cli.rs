@@ -822,6 +822,7 @@ async fn run_server(config: Config, mut storage: Storage) -> anyhow::Result<()> 
             .follow_changes(config.component_poll, config.component_idle)
             .await;
     }));
+    let _stop_expiring = AbortOnDrop(tokio::spawn(app.storage.clone().expire_keys_forever()));
     tokio::select! {
         () = server::serve(app, listener, tls, Site::Api, gate) => Ok(()),
         _ = tokio::signal::ctrl_c() => {

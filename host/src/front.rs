@@ -20,12 +20,14 @@ use tracing::Instrument as _;
 
 use crate::app::App;
 use crate::auth::{self, AuthError, TokenRequest};
+use crate::idempotency::{self, Refusal};
 use crate::metrics;
 use crate::probes;
 use crate::response::{Body, empty, json, method_not_allowed};
 use crate::routes::{self, Access, Matched, Route};
 use crate::runtime::{Caller, Outcome, RequestContext};
 use crate::storage::cache::CachedTenant;
+use crate::storage::idempotency::KeyScope;
 use crate::storage::tenants::Tenant;
 use crate::tenancy::{self, HostError};
 
@@ -68,6 +70,11 @@ pub(crate) enum Rejection {
     Api {
         status: StatusCode,
         code: ErrorCode,
+        language: Language,
+    },
+    /// A write's `Idempotency-Key` refused, its body in `language`.
+    Idempotency {
+        refusal: Refusal,
         language: Language,
     },
 }
@@ -125,12 +132,13 @@ impl Rejection {
                     Some(correlation_id.to_owned()),
                 ),
             ),
+            Self::Idempotency { refusal, language } => refusal.response(language, correlation_id),
         }
     }
 }
 
 /// What the front door learnt about a request: its access line's and its metrics' labels.
-struct Served {
+pub(crate) struct Served {
     correlation_id: String,
     /// Set once the tenant is known to exist.
     tenant: Option<String>,
@@ -182,7 +190,7 @@ macro_rules! request_event {
 impl App {
     /// Answers one request, and logs and counts it.
     pub(crate) async fn handle(
-        &self,
+        self: &Arc<Self>,
         request: Request<Incoming>,
         peer: SocketAddr,
     ) -> Response<Body> {
@@ -228,7 +236,7 @@ impl App {
     }
 
     async fn route(
-        &self,
+        self: &Arc<Self>,
         request: Request<Incoming>,
         peer: SocketAddr,
         served: &mut Served,
@@ -241,7 +249,7 @@ impl App {
 
     /// The request's way through the front door: the host's own paths, then the tenant's.
     async fn front(
-        &self,
+        self: &Arc<Self>,
         request: Request<Incoming>,
         peer: SocketAddr,
         served: &mut Served,
@@ -271,6 +279,13 @@ impl App {
         );
         let caller = self.caller(&request, &cached, route.access, &host).await?;
         let language = language(request.uri().query(), &cached.tenant)?;
+        let key = idempotency::key(
+            route,
+            request.headers(),
+            &cached.tenant.slug,
+            caller.as_ref(),
+        )
+        .map_err(|refusal| Rejection::Idempotency { refusal, language })?;
         let (parts, body) = request.into_parts();
         let body = self
             .read_body(&parts.headers, body, body_limit(route.access))
@@ -282,7 +297,7 @@ impl App {
             language,
             correlation_id: served.correlation_id.clone(),
         };
-        self.component(served, context, parts, body).await
+        self.component(served, context, parts, body, key).await
     }
 
     /// The tenant the host names, when it exists and is enabled.
@@ -329,20 +344,16 @@ impl App {
             .map_err(|error| Rejection::auth(error, &cached.tenant, host))
     }
 
-    /// Runs the component serving the request.
+    /// Runs the component serving the request; once for its idempotency key, when it has one.
     async fn component(
-        &self,
+        self: &Arc<Self>,
         served: &Served,
         context: RequestContext,
         parts: Parts,
         body: Bytes,
+        key: Option<KeyScope>,
     ) -> Result<Response<Body>, Rejection> {
         let language = context.language;
-        let failed = |status, code| Rejection::Api {
-            status,
-            code,
-            language,
-        };
         let component = match self
             .runtime
             .component_for(&self.storage, &context.tenant.slug, context.component)
@@ -351,15 +362,39 @@ impl App {
             Ok(component) => component,
             Err(e) => {
                 request_event!(tracing::Level::ERROR, served, error = %format!("{e:#}"), "component not available");
-                return Err(failed(StatusCode::SERVICE_UNAVAILABLE, ErrorCode::Unknown));
+                return Err(Rejection::Api {
+                    status: StatusCode::SERVICE_UNAVAILABLE,
+                    code: ErrorCode::Unknown,
+                    language,
+                });
             }
         };
         let guest_request = Request::from_parts(parts, body);
-        match self
+        if let Some(key) = key {
+            return self
+                .serve_once(served, component, context, guest_request, key)
+                .await;
+        }
+        let outcome = self
             .runtime
             .handle(&component, self.storage.clone(), context, guest_request)
-            .await
-        {
+            .await;
+        self.component_outcome(served, language, outcome)
+    }
+
+    /// The answer to a component's outcome, logged when it is not the component's own.
+    pub(crate) fn component_outcome(
+        &self,
+        served: &Served,
+        language: Language,
+        outcome: Outcome,
+    ) -> Result<Response<Body>, Rejection> {
+        let failed = |status, code| Rejection::Api {
+            status,
+            code,
+            language,
+        };
+        match outcome {
             Outcome::Response(response) => Ok(response.map(Full::new)),
             Outcome::Trap(trap) => {
                 request_event!(

@@ -15,6 +15,7 @@ mod connection;
 mod counted;
 mod files;
 mod front;
+mod idempotency;
 mod metrics;
 mod probes;
 mod queue;

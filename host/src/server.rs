@@ -33,7 +33,7 @@ pub enum Site {
 impl Site {
     async fn answer(
         self,
-        app: &App,
+        app: &Arc<App>,
         request: Request<Incoming>,
         peer: SocketAddr,
     ) -> http::Response<Body> {

@@ -15,6 +15,7 @@ mod dev;
 mod front;
 mod guide;
 mod hosts;
+mod idempotency;
 mod limits;
 mod listing;
 mod log;
