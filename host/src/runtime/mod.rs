@@ -32,8 +32,8 @@ use wasmtime_wasi_http::p2::bindings::http::types::Scheme;
 use wasmtime_wasi_http::{WasiHttp, WasiHttpView as _};
 
 pub use registry::{Build, ComponentStats};
-use state::Held;
-pub use state::{Caller, HeldWrite, HostState, MemoryWatch, RequestContext};
+pub use state::{Caller, HostState, MemoryWatch, RequestContext};
+use state::{Held, HeldWrite};
 
 pub use fairness::CpuShare;
 use fairness::Pacer;

@@ -46,10 +46,11 @@ pub(crate) struct Held {
 }
 
 /// A committed write, held until the request's answer is known. Once the host has taken what
-/// it holds, it holds nothing more: a guest that commits after it has answered (a
-/// `wasi:http` guest may go on after its response) commits itself.
+/// it holds, it holds nothing more: a write committed after that (a `wasi:http` guest may go
+/// on after its response) is committed at once, marked as committed without an answer, or
+/// refused when the answer is recorded already.
 #[derive(Default)]
-pub struct HeldWrite(std::sync::Mutex<Slot>);
+pub(crate) struct HeldWrite(std::sync::Mutex<Slot>);
 
 #[derive(Default)]
 struct Slot {
