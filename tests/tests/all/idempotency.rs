@@ -282,6 +282,85 @@ fn empty_blob(app: &TestApp) -> &'static str {
     }
 }
 
+/// The demo tenant on a server whose `booking` component is the hostile test component, and
+/// its API user's token; `None` where no PostgreSQL is configured.
+async fn hostile_booking(backend: Backend) -> Option<(TestApp, tempfile::TempDir, String)> {
+    let dir = crate::sandbox::hostile_components_as("booking");
+    let mut options = Options::new(backend);
+    options.components_dir = Some(dir.path().to_path_buf());
+    let app = TestApp::spawn(options).await?;
+    let token = app.tenant_with_token(TENANT, true).await;
+    Some((app, dir, token))
+}
+
+/// The hostile component's sequence, as stored; `None` before its first value.
+async fn hostile_sequence(app: &TestApp) -> Option<i64> {
+    let query = "SELECT value FROM sequences WHERE tenant = 'demo' AND name = 'hostile'";
+    let values = app
+        .sql_texts(&format!("SELECT CAST(value AS TEXT) FROM ({query}) AS s"))
+        .await;
+    values.first().map(|value| value.parse().unwrap())
+}
+
+async fn a_write_committed_before_another_is_committed_first_and_one_left_by_a_failure_is_not(
+    backend: Backend,
+) {
+    let Some((app, _dir, token)) = hostile_booking(backend).await else {
+        return;
+    };
+    // Its second transaction finds the first one's write committed (it waits for nothing),
+    // and the key is answered.
+    let path = "/api/booking/book?behave=commit-then-write";
+    let answered = keyed(&app, &token, Method::POST, path, &json!({}), "twice").await;
+    assert_eq!(answered.status, 200, "{answered:?}");
+    assert_eq!(answered.body, json!({"first": 1, "second": 2}));
+    let again = keyed(&app, &token, Method::POST, path, &json!({}), "twice").await;
+    assert_eq!(
+        (again.status, again.replayed, &again.body),
+        (200, true, &answered.body)
+    );
+    assert_eq!(hostile_sequence(&app).await, Some(2));
+
+    // A write committed by a guest that then fails does not last with a key (it does
+    // without one), and the key may be sent again.
+    let path = "/api/booking/book?behave=commit-then-panic";
+    for _ in 0..2 {
+        let failed = keyed(&app, &token, Method::POST, path, &json!({}), "fails").await;
+        assert_eq!((failed.status, failed.replayed), (500, false), "{failed:?}");
+        assert_eq!(failed.body["ErrorCode"], 99);
+        assert_eq!(hostile_sequence(&app).await, Some(2), "rolled back");
+    }
+    let unkeyed = app
+        .call(TENANT, &token, Method::POST, path, Some(&json!({})))
+        .await;
+    assert_eq!(unkeyed.0, 500);
+    assert_eq!(
+        hostile_sequence(&app).await,
+        Some(3),
+        "committed without a key"
+    );
+    let keys = app
+        .sql_count("SELECT COUNT(*) FROM idempotency_keys WHERE client_key = 'fails'")
+        .await;
+    assert_eq!(keys, 0, "a failed request's key is given up");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_guests_writes_and_answer_commit_together_on_sqlite() {
+    a_write_committed_before_another_is_committed_first_and_one_left_by_a_failure_is_not(
+        Backend::Sqlite,
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_guests_writes_and_answer_commit_together_on_postgres() {
+    a_write_committed_before_another_is_committed_first_and_one_left_by_a_failure_is_not(
+        Backend::Postgres,
+    )
+    .await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_key_still_being_served_elsewhere_is_busy_until_its_deadline() {
     let mut options = Options::new(Backend::Sqlite);

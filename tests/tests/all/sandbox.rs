@@ -39,6 +39,11 @@ async fn hostile_app_on(
 
 /// A components directory whose `listing.wasm` is the hostile test component.
 pub(crate) fn hostile_components() -> tempfile::TempDir {
+    hostile_components_as("listing")
+}
+
+/// A components directory whose `{name}.wasm` is the hostile test component.
+pub(crate) fn hostile_components_as(name: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     for entry in std::fs::read_dir(components_dir()).unwrap() {
         let path = entry.unwrap().path();
@@ -51,7 +56,7 @@ pub(crate) fn hostile_components() -> tempfile::TempDir {
     }
     std::fs::copy(
         components_dir().join("hostile.wasm"),
-        dir.path().join("listing.wasm"),
+        dir.path().join(format!("{name}.wasm")),
     )
     .expect("hostile.wasm is built by ./dev test");
     dir

@@ -14,6 +14,9 @@
 //!   of a second at full speed), then commits and answers 200;
 //! - `remember`: answers what the previous request left in a static, then leaves its own
 //!   tenant there: a fresh instance must always answer `""`;
+//! - `commit-then-write`: takes a sequence's next value and commits, then does so again in a
+//!   second transaction, and answers both values;
+//! - `commit-then-panic`: takes a sequence's next value, commits, then panics;
 //! - anything else: answers 200 with the tenant it was given and how many bookings its store
 //!   shows, so a test can see that a store is bound to the request's tenant.
 
@@ -77,6 +80,23 @@ impl Handler for Hostile {
                 }
                 tx.commit()?;
                 json(200, &x)
+            }
+            Some("commit-then-write") => {
+                let next = || -> Result<i64, Error> {
+                    let tx = Transaction::begin(Mode::ReadWrite)?;
+                    let value = tx.next_id("hostile")?;
+                    tx.commit()?;
+                    Ok(value)
+                };
+                let first = next()?;
+                json(
+                    200,
+                    &serde_json::json!({ "first": first, "second": next()? }),
+                )
+            }
+            Some("commit-then-panic") => {
+                writing()?.commit()?;
+                panic!("asked to panic after committing")
             }
             Some("alloc") => {
                 let mut hoard: Vec<Vec<u8>> = Vec::new();
