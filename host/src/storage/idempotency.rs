@@ -205,7 +205,8 @@ impl Storage {
                 STORED,
             ))
             .await?;
-        drop(tx);
+        // An answer read is sent again: wait until its commit is durable.
+        tx.roll_back().await?;
         // The row exists: the insert found it and nothing deletes it but the sweep, which
         // leaves keys within their lifetime.
         let Some(row) = rows.first() else {
