@@ -3,6 +3,8 @@
 --   wrk ... -s scripts/bench-booking.lua URL -- book <threads> <base>
 --   wrk ... -s scripts/bench-booking.lua URL -- update <threads> <base> <first id> <count>
 --
+-- book-keyed, update-keyed: the same, each request with an Idempotency-Key of its own.
+--
 -- book: every request books a car of model 1 to 8 (in turn) for two days; the n-th booking of
 -- a model starts 3n days after <base> (Unix seconds), so every request finds a free car.
 -- update: every request moves the return of one of <count> bookings (Ids from <first id>,
@@ -12,8 +14,10 @@
 
 local day = 86400
 local created = 0
-local mode, threads, base, first, count
+local mode, threads, base, first, count, keyed
 local sent = 0
+-- Keys unique to this run, so that a server benchmarked twice answers none of them again.
+local run = tostring(os.time())
 
 function setup(thread)
   thread:set("thread_index", created)
@@ -21,7 +25,8 @@ function setup(thread)
 end
 
 function init(args)
-  mode = args[1]
+  mode, keyed = args[1]:gsub("%-keyed$", "")
+  keyed = keyed > 0
   threads = tonumber(args[2])
   base = tonumber(args[3])
   first = tonumber(args[4] or "0")
@@ -41,17 +46,26 @@ end
 function request()
   local j = sent * threads + thread_index
   sent = sent + 1
+  local headers = nil
+  if keyed then
+    -- Headers given to wrk.format replace wrk.headers (the token's among them).
+    headers = {}
+    for name, value in pairs(wrk.headers) do
+      headers[name] = value
+    end
+    headers["Idempotency-Key"] = string.format("%s-%s-%d", run, mode, j)
+  end
   if mode == "book" then
     local model, from = slot(j)
     local body = string.format(
       '{"Customer":{"Id":%d},"Car":{"Model":{"Id":%d}},"FromDate":"%s","ToDate":"%s",'
         .. '"DeliveryPlace":{"Id":1},"ReturnPlace":{"Id":1}}',
       j % 22 + 1, model, at(from), at(from + 2 * day))
-    return wrk.format("POST", "/api/booking/book", nil, body)
+    return wrk.format("POST", "/api/booking/book", headers, body)
   end
   local k = j % count
   local _, from = slot(k)
   local body = string.format('{"Id":%d,"ToDate":"%s"}', first + k,
     at(from + (1 + math.floor(j / count) % 2) * day))
-  return wrk.format("PUT", "/api/booking/update", nil, body)
+  return wrk.format("PUT", "/api/booking/update", headers, body)
 end
