@@ -7,8 +7,8 @@
 //! ([`DocTransaction::record_answer`]), so that the key has an answer exactly when the work
 //! committed: a host that dies before its commit leaves a claim whose lease runs out and which
 //! the next request with the key takes over; one that dies after it has already recorded the
-//! answer. Every statement here runs in a transaction of the document store, on SQLite under
-//! its writer turn.
+//! answer. Every statement here but the sweep's runs in a transaction of the document store,
+//! on SQLite under its writer turn.
 
 use std::time::Duration;
 
