@@ -30,7 +30,7 @@ pub use rental_domain as domain;
 
 pub use error::{OneTransaction, StoreError};
 pub use open::{Driver, OpenTransaction};
-pub use plan::{Column, Dialect, Outcome, Plan, Row, Statement, Step, Value};
+pub use plan::{Column, Dialect, Outcome, Plan, Row, Statement, Step, Value, blob, int, text};
 pub use store::{
     Document, Entry, Expect, Index, MAX_GET_MANY, MAX_KEYS, MAX_SCAN, Mode, Range, Scan, Scope,
     begin, insert_tenant, read_row,

@@ -251,7 +251,7 @@ fn shift_placeholders(sql: &str, by: usize) -> String {
 }
 
 /// Reads column `i` of `row` as an integer.
-pub(crate) fn int(row: &[Value], i: usize) -> Result<i64, StoreError> {
+pub fn int(row: &[Value], i: usize) -> Result<i64, StoreError> {
     match row.get(i) {
         Some(Value::Int(v)) => Ok(*v),
         other => Err(StoreError::Fault(format!(
@@ -261,7 +261,7 @@ pub(crate) fn int(row: &[Value], i: usize) -> Result<i64, StoreError> {
 }
 
 /// Reads column `i` of `row` as text.
-pub(crate) fn text(row: &[Value], i: usize) -> Result<String, StoreError> {
+pub fn text(row: &[Value], i: usize) -> Result<String, StoreError> {
     match row.get(i) {
         Some(Value::Text(v)) => Ok(v.clone()),
         other => Err(StoreError::Fault(format!(
@@ -271,7 +271,7 @@ pub(crate) fn text(row: &[Value], i: usize) -> Result<String, StoreError> {
 }
 
 /// Reads column `i` of `row` as bytes.
-pub(crate) fn blob(row: &[Value], i: usize) -> Result<&[u8], StoreError> {
+pub fn blob(row: &[Value], i: usize) -> Result<&[u8], StoreError> {
     match row.get(i) {
         Some(Value::Blob(v)) => Ok(v),
         other => Err(StoreError::Fault(format!(

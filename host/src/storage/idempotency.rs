@@ -12,7 +12,7 @@
 
 use std::time::Duration;
 
-use rental_store_sql::{Column, Row, Statement, Value};
+use rental_store_sql::{Column, Statement, Value, blob, int, text};
 use sha2::{Digest as _, Sha256};
 
 use super::documents::DocTransaction;
@@ -109,20 +109,6 @@ fn micros(duration: Duration) -> i64 {
     i64::try_from(duration.as_micros()).unwrap_or(i64::MAX)
 }
 
-fn text(row: &Row, i: usize) -> &str {
-    match &row[i] {
-        Value::Text(text) => text,
-        _ => "",
-    }
-}
-
-fn int(row: &Row, i: usize) -> i64 {
-    match row[i] {
-        Value::Int(value) => value,
-        _ => 0,
-    }
-}
-
 impl Storage {
     /// Claims `scope`'s key for a request recognised by `fingerprint`, for `lease`; or tells
     /// what the key holds already.
@@ -144,49 +130,31 @@ impl Storage {
             Value::Blob(Vec::new()),
             Value::Int(now),
         ]);
-        let inserted = tx
+        // A key past its lifetime is a new key; a claim whose lease ran out before its commit
+        // served nothing, and passes to a request that is the same one.
+        params.extend([
+            Value::Int(now.saturating_sub(micros(KEY_LIFETIME))),
+            Value::Int(now),
+        ]);
+        let claimed = !tx
             .execute(&Statement::new(
                 "INSERT INTO idempotency_keys (tenant, user_id, client_key, fingerprint, state, \
                  owner, lease_until, status, content_type, body, created_at) \
                  VALUES ($1, $2, $3, $4, 'running', $5, $6, 0, '', $7, $8) \
-                 ON CONFLICT DO NOTHING RETURNING owner"
+                 ON CONFLICT (tenant, user_id, client_key) DO UPDATE SET \
+                 fingerprint = excluded.fingerprint, state = 'running', owner = excluded.owner, \
+                 lease_until = excluded.lease_until, status = 0, content_type = '', \
+                 body = excluded.body, created_at = excluded.created_at \
+                 WHERE idempotency_keys.created_at < $9 \
+                 OR (idempotency_keys.state = 'running' AND idempotency_keys.lease_until < $10 \
+                 AND idempotency_keys.fingerprint = excluded.fingerprint) \
+                 RETURNING owner"
                     .to_owned(),
                 params,
                 OWNER,
             ))
-            .await?;
-        // A key past its lifetime is a new key; a claim whose lease ran out before its commit
-        // served nothing, and passes to a request that is the same one.
-        let expired = now.saturating_sub(micros(KEY_LIFETIME));
-        let mut params = vec![
-            Value::Text(fingerprint.to_owned()),
-            Value::Text(token.clone()),
-            Value::Int(lease_until),
-            Value::Blob(Vec::new()),
-            Value::Int(now),
-        ];
-        params.extend(key_params(scope));
-        params.extend([
-            Value::Int(expired),
-            Value::Int(now),
-            Value::Text(fingerprint.to_owned()),
-        ]);
-        let claimed = !inserted.is_empty()
-            || !tx
-                .execute(&Statement::new(
-                    format!(
-                        "UPDATE idempotency_keys SET fingerprint = $1, state = 'running', \
-                         owner = $2, lease_until = $3, status = 0, content_type = '', body = $4, \
-                         created_at = $5 WHERE {} AND (created_at < $9 \
-                         OR (state = 'running' AND lease_until < $10 AND fingerprint = $11)) \
-                         RETURNING owner",
-                        where_key(6)
-                    ),
-                    params,
-                    OWNER,
-                ))
-                .await?
-                .is_empty();
+            .await?
+            .is_empty();
         if claimed {
             tx.commit().await?;
             return Ok(Claimed::Serve(Claim {
@@ -212,21 +180,17 @@ impl Storage {
         let Some(row) = rows.first() else {
             return Ok(Claimed::Running);
         };
-        Ok(if text(row, 0) != fingerprint {
-            Claimed::Mismatch
-        } else {
-            match text(row, 1) {
-                "answered" => Claimed::Answered(Answer {
-                    status: u16::try_from(int(row, 3)).unwrap_or(500),
-                    content_type: text(row, 4).to_owned(),
-                    body: match &row[5] {
-                        Value::Blob(body) => body.clone(),
-                        _ => Vec::new(),
-                    },
-                }),
-                "committed" if int(row, 2) < now => Claimed::InDoubt,
-                _ => Claimed::Running,
-            }
+        if text(row, 0)? != fingerprint {
+            return Ok(Claimed::Mismatch);
+        }
+        Ok(match text(row, 1)?.as_str() {
+            "answered" => Claimed::Answered(Answer {
+                status: u16::try_from(int(row, 3)?).unwrap_or(500),
+                content_type: text(row, 4)?,
+                body: blob(row, 5)?.to_vec(),
+            }),
+            "committed" if int(row, 2)? < now => Claimed::InDoubt,
+            _ => Claimed::Running,
         })
     }
 
