@@ -510,27 +510,8 @@ impl Runtime {
         request: RequestContext,
         http_request: http::Request<Bytes>,
     ) -> (Outcome, Usage) {
-        let memory = Arc::new(MemoryWatch::default());
-        let mut usage = Usage {
-            elapsed: Duration::ZERO,
-            deadline: self.limits.deadline,
-            memory_peak: 0,
-            memory_limit: self.limits.memory_bytes,
-        };
-        let started = Instant::now();
-        let outcome = self
-            .run(
-                component,
-                storage,
-                request,
-                http_request,
-                memory.clone(),
-                None,
-            )
-            .await;
-        usage.elapsed = started.elapsed();
-        usage.memory_peak = memory.peak();
-        (outcome, usage)
+        self.measured(component, storage, request, http_request, None)
+            .await
     }
 
     /// [`Self::handle`] for a request with an idempotency key, `claim`: a write its guest
@@ -548,18 +529,43 @@ impl Runtime {
             claim,
             write: write.clone(),
         };
+        let (outcome, _) = self
+            .measured(component, storage, request, http_request, Some(held))
+            .await;
+        (outcome, write.close())
+    }
+
+    /// Runs the request (a write its guest commits left in `held`, when given), and tells what
+    /// the run used against its limits.
+    async fn measured(
+        &self,
+        component: &Serving,
+        storage: Storage,
+        request: RequestContext,
+        http_request: http::Request<Bytes>,
+        held: Option<Held>,
+    ) -> (Outcome, Usage) {
         let memory = Arc::new(MemoryWatch::default());
+        let mut usage = Usage {
+            elapsed: Duration::ZERO,
+            deadline: self.limits.deadline,
+            memory_peak: 0,
+            memory_limit: self.limits.memory_bytes,
+        };
+        let started = Instant::now();
         let outcome = self
             .run(
                 component,
                 storage,
                 request,
                 http_request,
-                memory,
-                Some(held),
+                memory.clone(),
+                held,
             )
             .await;
-        (outcome, write.close())
+        usage.elapsed = started.elapsed();
+        usage.memory_peak = memory.peak();
+        (outcome, usage)
     }
 
     /// Runs the request in a fresh store whose memories `memory` watches; a write its guest
