@@ -50,6 +50,15 @@ fn profile_dir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("target/debug"))
 }
 
+/// A response's JSON body, `null` when it is empty; `what` names the request in a panic.
+pub async fn json_body(response: reqwest::Response, what: &str) -> Value {
+    let text = response.text().await.unwrap_or_default();
+    if text.is_empty() {
+        return Value::Null;
+    }
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{what}: {e}: {text}"))
+}
+
 /// Asserts an API answer of 400 with `code` (and a message and an error id), and returns the
 /// body.
 #[track_caller]
@@ -589,13 +598,7 @@ impl TestApp {
         }
         let response = request.send().await.expect("request");
         let status = response.status().as_u16();
-        let text = response.text().await.unwrap_or_default();
-        let body = if text.is_empty() {
-            Value::Null
-        } else {
-            serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}: {text}"))
-        };
-        (status, body)
+        (status, json_body(response, path).await)
     }
 
     /// The SQLite database's log (`rentald.db-wal`); `None` on PostgreSQL.
