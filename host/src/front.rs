@@ -20,7 +20,7 @@ use tracing::Instrument as _;
 
 use crate::app::App;
 use crate::auth::{self, AuthError, TokenRequest};
-use crate::idempotency::{self, Refusal};
+use crate::idempotency;
 use crate::metrics;
 use crate::probes;
 use crate::response::{Body, empty, json, method_not_allowed};
@@ -66,16 +66,13 @@ pub(crate) enum Rejection {
     /// body of ErrorCode 499 (Timeout), in `language`.
     Busy { language: Language },
     /// An error of the interface's own, its body in `language`: an unsupported `language`, a
-    /// component that could not be loaded, failed or ran past its deadline.
+    /// component that could not be loaded, failed or ran past its deadline, a write's
+    /// `Idempotency-Key` refused; with `Retry-After` when the client may try again later.
     Api {
         status: StatusCode,
-        code: ErrorCode,
+        error: ApiError,
         language: Language,
-    },
-    /// A write's `Idempotency-Key` refused, its body in `language`.
-    Idempotency {
-        refusal: Refusal,
-        language: Language,
+        retry_after: Option<u64>,
     },
 }
 
@@ -85,6 +82,16 @@ impl Rejection {
             error,
             tenant: tenant.clone(),
             host: host.to_owned(),
+        }
+    }
+
+    /// An error of the interface's own, with its code's message.
+    pub(crate) fn api(status: StatusCode, code: ErrorCode, language: Language) -> Self {
+        Self::Api {
+            status,
+            error: ApiError::new(code),
+            language,
+            retry_after: None,
         }
     }
 
@@ -108,31 +115,30 @@ impl Rejection {
                     .insert(CONNECTION, HeaderValue::from_static("close"));
                 response
             }
-            Self::Busy { language } => {
-                let mut response = Self::Api {
-                    status: StatusCode::SERVICE_UNAVAILABLE,
-                    code: ErrorCode::Timeout,
-                    language,
-                }
-                .response(correlation_id);
-                response
-                    .headers_mut()
-                    .insert(RETRY_AFTER, HeaderValue::from(BUSY_RETRY_SECS));
-                response
+            Self::Busy { language } => Self::Api {
+                status: StatusCode::SERVICE_UNAVAILABLE,
+                error: ApiError::new(ErrorCode::Timeout),
+                language,
+                retry_after: Some(BUSY_RETRY_SECS),
             }
+            .response(correlation_id),
             Self::Api {
                 status,
-                code,
+                error,
                 language,
-            } => json(
-                status,
-                &ErrorResponse::new(
-                    &ApiError::new(code),
-                    language,
-                    Some(correlation_id.to_owned()),
-                ),
-            ),
-            Self::Idempotency { refusal, language } => refusal.response(language, correlation_id),
+                retry_after,
+            } => {
+                let mut response = json(
+                    status,
+                    &ErrorResponse::new(&error, language, Some(correlation_id.to_owned())),
+                );
+                if let Some(seconds) = retry_after {
+                    response
+                        .headers_mut()
+                        .insert(RETRY_AFTER, HeaderValue::from(seconds));
+                }
+                response
+            }
         }
     }
 }
@@ -285,7 +291,7 @@ impl App {
             &cached.tenant.slug,
             caller.as_ref(),
         )
-        .map_err(|refusal| Rejection::Idempotency { refusal, language })?;
+        .map_err(|refusal| refusal.rejection(language))?;
         let (parts, body) = request.into_parts();
         let body = self
             .read_body(&parts.headers, body, body_limit(route.access))
@@ -362,11 +368,11 @@ impl App {
             Ok(component) => component,
             Err(e) => {
                 request_event!(tracing::Level::ERROR, served, error = %format!("{e:#}"), "component not available");
-                return Err(Rejection::Api {
-                    status: StatusCode::SERVICE_UNAVAILABLE,
-                    code: ErrorCode::Unknown,
+                return Err(Rejection::api(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    ErrorCode::Unknown,
                     language,
-                });
+                ));
             }
         };
         let guest_request = Request::from_parts(parts, body);
@@ -389,11 +395,7 @@ impl App {
         language: Language,
         outcome: Outcome,
     ) -> Result<Response<Body>, Rejection> {
-        let failed = |status, code| Rejection::Api {
-            status,
-            code,
-            language,
-        };
+        let failed = |status, code| Rejection::api(status, code, language);
         match outcome {
             Outcome::Response(response) => Ok(response.map(Full::new)),
             Outcome::Trap(trap) => {
@@ -538,11 +540,11 @@ pub(crate) fn language(query: Option<&str>, tenant: &Tenant) -> Result<Language,
         .unwrap_or(Language::En);
     match query_param(query, "language") {
         None => Ok(default),
-        Some(value) => Language::parse(&value).ok_or(Rejection::Api {
-            status: StatusCode::BAD_REQUEST,
-            code: ErrorCode::LanguageNotSupported,
-            language: default,
-        }),
+        Some(value) => Language::parse(&value).ok_or(Rejection::api(
+            StatusCode::BAD_REQUEST,
+            ErrorCode::LanguageNotSupported,
+            default,
+        )),
     }
 }
 

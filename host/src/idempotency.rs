@@ -3,22 +3,23 @@
 //! whether that request has been answered, is still being served, here or on another host, or
 //! its host stopped after committing it; the same key with another request is refused.
 //!
-//! The request is served in a task of its own, so that a client that hangs up (a retry after
-//! a timeout) does not stop its writes and their answer from being committed together.
+//! The key is claimed and the request served in a task of its own, so that a client that
+//! hangs up (to retry after a timeout) neither leaves a claim that nobody serves nor stops the
+//! request's writes and their answer from being committed together.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use http::header::{CONTENT_TYPE, RETRY_AFTER};
+use http::header::CONTENT_TYPE;
 use http::{HeaderMap, HeaderValue, Request, Response, StatusCode};
-use rental_domain::{ApiError, ErrorCode, ErrorResponse, Language};
+use rental_domain::{ApiError, ErrorCode, Language};
 use rental_platform::routes::{Access, Route};
 use tracing::Instrument as _;
 
 use crate::app::App;
 use crate::front::{Rejection, Served};
-use crate::response::{Body, json};
+use crate::response::Body;
 use crate::runtime::{Caller, Outcome, RequestContext, Serving};
 use crate::storage::documents::DocTransaction;
 use crate::storage::idempotency::{self, Answer, Claim, Claimed, KeyScope};
@@ -35,6 +36,19 @@ const LEASE_MARGIN: Duration = Duration::from_secs(10);
 /// When a client told the key is busy may try again, in seconds.
 const BUSY_RETRY_SECS: u64 = 1;
 
+/// How a keyed request ended: answered without running anything (sent again, or refused),
+/// or served.
+enum Once {
+    Answered(Result<Response<Body>, Rejection>),
+    Served(Outcome),
+}
+
+/// What claiming a key came to: the claim, or the answer without running anything.
+enum Claiming {
+    Claimed(Claim),
+    Answered(Result<Response<Body>, Rejection>),
+}
+
 /// Why a key's request was not served.
 #[derive(Debug)]
 pub(crate) enum Refusal {
@@ -49,9 +63,10 @@ pub(crate) enum Refusal {
 }
 
 impl Refusal {
-    pub(crate) fn response(self, language: Language, correlation_id: &str) -> Response<Body> {
+    /// The front door's answer, in `language`.
+    pub(crate) fn rejection(self, language: Language) -> Rejection {
         let field = "Idempotency-Key";
-        let (status, error) = match self {
+        let (status, error, retry_after) = match self {
             Self::Malformed => (
                 StatusCode::BAD_REQUEST,
                 ApiError::invalid_field(
@@ -61,15 +76,18 @@ impl Refusal {
                         idempotency::MAX_KEY_LEN
                     ),
                 ),
+                None,
             ),
             Self::Mismatch => (
                 StatusCode::UNPROCESSABLE_ENTITY,
                 ApiError::invalid_field(field, "was used with another request"),
+                None,
             ),
             Self::Running => (
                 StatusCode::CONFLICT,
                 ApiError::new(ErrorCode::Timeout)
                     .with_detail("a request with this Idempotency-Key is still being served"),
+                Some(BUSY_RETRY_SECS),
             ),
             Self::InDoubt => (
                 StatusCode::CONFLICT,
@@ -77,18 +95,15 @@ impl Refusal {
                     "the request with this Idempotency-Key was committed, but its answer was \
                      lost: read the booking to see what it did",
                 ),
+                None,
             ),
         };
-        let mut response = json(
+        Rejection::Api {
             status,
-            &ErrorResponse::new(&error, language, Some(correlation_id.to_owned())),
-        );
-        if matches!(self, Self::Running) {
-            response
-                .headers_mut()
-                .insert(RETRY_AFTER, HeaderValue::from(BUSY_RETRY_SECS));
+            error,
+            language,
+            retry_after,
         }
-        response
     }
 }
 
@@ -166,6 +181,44 @@ impl App {
         scope: KeyScope,
     ) -> Result<Response<Body>, Rejection> {
         let language = context.language;
+        // From the claim on, the request goes on without its client: a claim committed and
+        // then dropped with a client that hung up would keep every retry waiting its lease.
+        let app = self.clone();
+        let once = tokio::spawn(
+            async move {
+                let claim = match app.claim(&scope, &request, language).await {
+                    Claiming::Claimed(claim) => claim,
+                    Claiming::Answered(answered) => return Once::Answered(answered),
+                };
+                let (outcome, held) = app
+                    .runtime
+                    .handle_claimed(
+                        &component,
+                        app.storage.clone(),
+                        context,
+                        request,
+                        claim.clone(),
+                    )
+                    .await;
+                Once::Served(app.settle(&claim, outcome, held).await)
+            }
+            .in_current_span(),
+        );
+        match once.await {
+            Ok(Once::Answered(answered)) => answered,
+            Ok(Once::Served(outcome)) => self.component_outcome(served, language, outcome),
+            Err(join) => self.component_outcome(served, language, Outcome::Trap(join.into())),
+        }
+    }
+
+    /// The claim of `scope`'s key for `request`, waiting up to the request deadline for
+    /// another request with the key to be answered; or the answer without running anything.
+    async fn claim(
+        &self,
+        scope: &KeyScope,
+        request: &Request<Bytes>,
+        language: Language,
+    ) -> Claiming {
         let fingerprint = idempotency::fingerprint(
             request.method().as_str(),
             request
@@ -177,48 +230,27 @@ impl App {
         let deadline = self.runtime.deadline();
         let lease = deadline * 2 + LEASE_MARGIN;
         let wait_until = Instant::now() + deadline;
-        let claim = loop {
-            let refused = |refusal| Rejection::Idempotency { refusal, language };
-            match self.storage.claim_key(&scope, &fingerprint, lease).await {
-                Ok(Claimed::Serve(claim)) => break claim,
-                Ok(Claimed::Answered(answer)) => return Ok(replay(answer)),
-                Ok(Claimed::Mismatch) => return Err(refused(Refusal::Mismatch)),
-                Ok(Claimed::InDoubt) => return Err(refused(Refusal::InDoubt)),
+        let refused = |refusal: Refusal| Claiming::Answered(Err(refusal.rejection(language)));
+        loop {
+            match self.storage.claim_key(scope, &fingerprint, lease).await {
+                Ok(Claimed::Serve(claim)) => return Claiming::Claimed(claim),
+                Ok(Claimed::Answered(answer)) => return Claiming::Answered(Ok(replay(answer))),
+                Ok(Claimed::Mismatch) => return refused(Refusal::Mismatch),
+                Ok(Claimed::InDoubt) => return refused(Refusal::InDoubt),
                 Ok(Claimed::Running) if Instant::now() < wait_until => {
                     tokio::time::sleep(POLL).await;
                 }
-                Ok(Claimed::Running) => return Err(refused(Refusal::Running)),
+                Ok(Claimed::Running) => return refused(Refusal::Running),
                 Err(e) => {
                     tracing::error!(error = %e, "claiming an idempotency key");
-                    return Err(Rejection::Api {
-                        status: StatusCode::SERVICE_UNAVAILABLE,
-                        code: ErrorCode::Unknown,
+                    return Claiming::Answered(Err(Rejection::api(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        ErrorCode::Unknown,
                         language,
-                    });
+                    )));
                 }
             }
-        };
-        let app = self.clone();
-        let serving = tokio::spawn(
-            async move {
-                let (outcome, held) = app
-                    .runtime
-                    .handle_claimed(
-                        &component,
-                        app.storage.clone(),
-                        context,
-                        request,
-                        claim.clone(),
-                    )
-                    .await;
-                app.settle(&claim, outcome, held).await
-            }
-            .in_current_span(),
-        );
-        let outcome = serving
-            .await
-            .unwrap_or_else(|join| Outcome::Trap(join.into()));
-        self.component_outcome(served, language, outcome)
+        }
     }
 
     /// Commits the request's held write with its answer, or gives the claim up when there is
