@@ -99,7 +99,8 @@ pub mod bookings {
 
 /// Bookings in list form ([`BookingDescription`], the items of `GET /api/bookings/list`), id =
 /// `Id`: a [`View`] of [`bookings`], rendered by the store on every write of a booking
-/// ([`VIEWS`]). Ranges name the indexes of [`bookings`].
+/// ([`VIEWS`]). Ranges name the indexes of [`bookings`]. Its change feed is what
+/// `GET /api/bookings/changes` pages through.
 pub mod booking_items {
     pub const COLLECTION: &str = "booking-items";
 }
@@ -242,6 +243,7 @@ pub const BOOKING_ITEMS: View = View {
     source: bookings::COLLECTION,
     collection: booking_items::COLLECTION,
     render: render_booking_item,
+    feed: true,
 };
 
 /// The collections the store renders from others ([`View`]).

@@ -171,8 +171,11 @@ pub struct Counted {
 /// the source's indexes and returns the view's documents. A list can so read a page in the form
 /// it answers with, instead of decoding and encoding every stored document on every request.
 ///
+/// A view may keep a change feed ([`View::feed`]).
+///
 /// Declaring another view needs a migration that queues the documents already stored for
-/// rendering (`views_pending`, migration `0005_booking_items`).
+/// rendering (`views_pending`, migration `0005_booking_items`), and, for a feed, one that
+/// begins it (migration `0008_changes`).
 #[derive(Debug, Clone, Copy)]
 pub struct View {
     /// The collection whose documents are rendered.
@@ -181,6 +184,11 @@ pub struct View {
     pub collection: &'static str,
     /// A source document's body as the view's body; an error refuses the write.
     pub render: fn(&str) -> Result<String, serde_json::Error>,
+    /// Whether the store keeps the view's change feed: every write and delete of a source
+    /// document also appends a change (its id, its revision, and its rendering, or none for a
+    /// delete) in the same transaction, and the feed returns the changes in the order they
+    /// committed (WIT `store.changes`).
+    pub feed: bool,
 }
 
 impl KeyRange {

@@ -12,6 +12,8 @@
 use std::fmt;
 use std::marker::PhantomData;
 
+use chrono::{DateTime, Utc};
+
 use rental_domain::store::View;
 pub use rental_domain::store::{Expect, Mode};
 use rental_domain::{Bound, KeyPart, KeyRange, Stored};
@@ -165,6 +167,51 @@ fn of_source<T: Stored>(view: &View) -> Result<&'static str, StoreError> {
             T::COLLECTION
         )))
     }
+}
+
+/// One change of a view's change feed ([`changes`]): a write or a delete of one of the view's
+/// source documents.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    /// The change's place in the feed: a feed's changes are numbered in the order they
+    /// committed, from 1, without gaps.
+    pub position: u64,
+    /// The document id.
+    pub id: String,
+    /// The document's revision after the change; a delete's is one past its last write's.
+    pub revision: u64,
+    /// The document as the view renders it, as the change left it; `None` when it was
+    /// deleted.
+    pub body: Option<String>,
+    /// When the change was written.
+    pub changed_at: DateTime<Utc>,
+}
+
+/// The changes of `view`'s feed after position `after` (0 for the first), in the order they
+/// committed, at most `limit`: a host may return fewer (`rentald` at most 1,000), so an empty
+/// answer, not a short one, is the feed's end for now. A change that commits while this reads
+/// is in the answer or after all of it: asking again from the last position read misses none.
+/// Reads outside any transaction: refused ([`StoreError::Invalid`]) while one is open.
+pub fn changes(view: &View, after: u64, limit: u32) -> Result<Vec<Change>, StoreError> {
+    wit::changes(view.collection, after, limit)?
+        .into_iter()
+        .map(|change| {
+            let changed_at =
+                DateTime::from_timestamp_micros(change.changed_at).ok_or_else(|| {
+                    StoreError::Invalid(format!(
+                        "change {} of `{}` has no valid time: {}",
+                        change.position, view.collection, change.changed_at
+                    ))
+                })?;
+            Ok(Change {
+                position: change.position,
+                id: change.id,
+                revision: change.revision,
+                body: change.body,
+                changed_at,
+            })
+        })
+        .collect()
 }
 
 /// An index entry without its document: the document id and the entry's key.

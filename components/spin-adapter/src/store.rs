@@ -54,22 +54,37 @@ impl Drop for Transaction {
     }
 }
 
-impl wit::Guest for Adapter {
-    type Transaction = Transaction;
-
-    fn begin(requested: wit::Mode) -> Result<wit::Transaction, StoreError> {
+impl Transaction {
+    /// Takes the request's transaction slot and begins a transaction of `mode`.
+    fn begin(mode: Mode) -> Result<Self, StoreError> {
         slot(OneTransaction::begin).map_err(guest_error)?;
         let begun = Database::shared().and_then(|db| {
-            let scope = db.begin(mode(requested))?;
+            let scope = db.begin(mode)?;
             Ok((db, scope))
         });
         let (db, scope) = begun.map_err(|error| {
             slot(OneTransaction::end);
             guest_error(error)
         })?;
-        Ok(wit::Transaction::new(Transaction {
+        Ok(Self {
             open: OpenTransaction::new(db, scope),
-        }))
+        })
+    }
+}
+
+impl wit::Guest for Adapter {
+    type Transaction = Transaction;
+
+    fn begin(requested: wit::Mode) -> Result<wit::Transaction, StoreError> {
+        Transaction::begin(mode(requested)).map(wit::Transaction::new)
+    }
+
+    /// SQLite numbers every change as it is written: a read-only transaction reads the feed.
+    fn changes(collection: String, after: u64, limit: u32) -> Result<Vec<wit::Change>, StoreError> {
+        Transaction::begin(Mode::ReadOnly)?.with(
+            |s| s.changes(&collection, after, limit),
+            |changes| changes.into_iter().map(change).collect(),
+        )
     }
 }
 

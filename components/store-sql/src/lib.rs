@@ -18,6 +18,7 @@
 #[cfg(feature = "rusqlite")]
 pub mod embedded;
 mod error;
+mod feed;
 pub mod keys;
 mod open;
 mod plan;
@@ -29,6 +30,7 @@ mod wit;
 pub use rental_domain as domain;
 
 pub use error::{OneTransaction, StoreError};
+pub use feed::{Change, MAX_CHANGES};
 pub use open::{Driver, OpenTransaction};
 pub use plan::{Column, Dialect, Outcome, Plan, Row, Statement, Step, Value, blob, int, text};
 pub use store::{
@@ -51,6 +53,10 @@ pub const SQLITE_SCHEMA: &[(&str, &str)] = &[
     (
         "views_pending",
         include_str!("../migrations/sqlite/0005_views_pending.sql"),
+    ),
+    (
+        "changes",
+        include_str!("../migrations/sqlite/0008_changes.sql"),
     ),
 ];
 
@@ -89,7 +95,7 @@ mod tests {
                 .iter()
                 .filter(|s| s.starts_with("CREATE TABLE"))
                 .count(),
-            10
+            11
         );
     }
 }

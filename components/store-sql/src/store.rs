@@ -137,7 +137,7 @@ const ONE_INT: &[Column] = &[Column::Int];
 const COUNT_SHARD: &str = "pg_backend_pid() % 32";
 const ENTRY: &[Column] = &[Column::Text, Column::Blob];
 
-fn text_value(s: &str) -> Value {
+pub(crate) fn text_value(s: &str) -> Value {
     Value::Text(s.to_owned())
 }
 
@@ -216,7 +216,7 @@ impl Scope {
         }
     }
 
-    fn writable(&self) -> Result<(), StoreError> {
+    pub(crate) fn writable(&self) -> Result<(), StoreError> {
         match self.mode {
             Mode::ReadWrite => Ok(()),
             Mode::ReadOnly => Err(StoreError::Invalid(
@@ -225,7 +225,7 @@ impl Scope {
         }
     }
 
-    fn tenant_value(&self) -> Value {
+    pub(crate) fn tenant_value(&self) -> Value {
         text_value(&self.tenant)
     }
 
@@ -364,7 +364,13 @@ impl Scope {
         Self::not_a_view(collection)?;
         let mut statements = vec![write];
         for view in collections::views_of(collection) {
-            statements.push(self.view_statement(view, id, body)?);
+            let rendered = Self::rendering(view, id, body)?;
+            if view.feed {
+                statements.push(self.view_statement(view, id, rendered.clone()));
+                statements.push(self.change_statement(view, id, Some(rendered)));
+            } else {
+                statements.push(self.view_statement(view, id, rendered));
+            }
         }
         for counted in collections::COUNTED
             .iter()
@@ -419,15 +425,20 @@ impl Scope {
         Ok(statements)
     }
 
-    /// Writes the rendering of a `view.source` document into the view, whatever is there.
-    fn view_statement(&self, view: &View, id: &str, body: &str) -> Result<Statement, StoreError> {
-        let rendered = (view.render)(body).map_err(|e| {
+    /// The rendering into `view` of the `view.source` document `id` whose body is `body`.
+    fn rendering(view: &View, id: &str, body: &str) -> Result<String, StoreError> {
+        (view.render)(body).map_err(|e| {
             StoreError::Invalid(format!(
                 "document {}/{id} cannot be rendered into `{}`: {e}",
                 view.source, view.collection
             ))
-        })?;
-        Ok(Statement::new(
+        })
+    }
+
+    /// Writes `rendered`, the rendering of a `view.source` document, into the view, whatever
+    /// is there.
+    fn view_statement(&self, view: &View, id: &str, rendered: String) -> Statement {
+        Statement::new(
             PUT_ANY.to_owned(),
             vec![
                 self.tenant_value(),
@@ -436,7 +447,7 @@ impl Scope {
                 Value::Text(rendered),
             ],
             ONE_INT,
-        ))
+        )
     }
 
     /// Takes the document's current entry of a counted index off its count, unless the entry
@@ -571,9 +582,9 @@ impl Scope {
             }
         };
         // The counts of the document's counted entries are taken off first, while the entries
-        // are there, and its views deleted: after the document's row is locked and its
-        // revision checked by a write that changes nothing, so a delete that then fails its
-        // condition cannot have counted or deleted anything.
+        // are there, its views deleted and its deletion appended to their feeds: after the
+        // document's row is locked and its revision checked by a write that changes nothing,
+        // so a delete that then fails its condition cannot have counted or deleted anything.
         let mut statements = Vec::new();
         let mut counted = collections::COUNTED
             .iter()
@@ -592,8 +603,11 @@ impl Scope {
             ));
         }
         statements.extend(counted.map(|c| self.uncount_statement(c, id, None)));
-        statements.extend(views.map(|view| {
-            Statement::new(
+        for view in views {
+            if view.feed {
+                statements.push(self.change_statement(view, id, None));
+            }
+            statements.push(Statement::new(
                 "DELETE FROM documents WHERE tenant = $1 AND collection = $2 AND id = $3"
                     .to_owned(),
                 vec![
@@ -602,8 +616,8 @@ impl Scope {
                     text_value(id),
                 ],
                 &[],
-            )
-        }));
+            ));
+        }
         statements.push(Statement::new(sql.to_owned(), params, &[Column::Text]));
         let plan = Plan::new(statements, move |results| {
             let deleted = results.last().is_some_and(|rows| !rows.is_empty());
@@ -736,8 +750,10 @@ impl Scope {
         let mut statements = Vec::new();
         for (collection, document) in pending {
             for view in collections::views_of(collection) {
-                match self.view_statement(view, &document.id, &document.body) {
-                    Ok(statement) => statements.push(statement),
+                match Self::rendering(view, &document.id, &document.body) {
+                    Ok(rendered) => {
+                        statements.push(self.view_statement(view, &document.id, rendered));
+                    }
                     Err(e) => return Plan::refuse(e),
                 }
             }
@@ -1025,7 +1041,12 @@ mod tests {
             .find(|s| s.params.get(1) == Some(&text_value("booking-items")))
             .expect("the view is written with its source");
         assert_eq!(view.params[2], text_value("7"));
-        assert_eq!(view.params[3], Value::Text(rendered));
+        assert_eq!(view.params[3], Value::Text(rendered.clone()));
+        let change = ran
+            .iter()
+            .find(|s| s.sql(Dialect::Sqlite).starts_with("INSERT INTO changes"))
+            .expect("the write is appended to the view's feed");
+        assert_eq!(change.params[4], Value::Text(rendered));
 
         let outcome = rw
             .put("bookings", "8", "{}", &[], Expect::Any)
@@ -1045,6 +1066,10 @@ mod tests {
         assert!(
             ran.iter()
                 .any(|s| s.params.get(1) == Some(&text_value("booking-items")))
+        );
+        assert!(
+            ran.iter()
+                .any(|s| s.sql(Dialect::Sqlite).starts_with("INSERT INTO changes"))
         );
     }
 

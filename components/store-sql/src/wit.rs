@@ -6,7 +6,7 @@
 
 /// Defines, in the calling module, the conversions between the bindings module `$wit` of
 /// `rental:platform/store` and this crate's types: `store_error`, `key_part`, `wit_key_part`,
-/// `bound`, `range`, `scan`, `expect`, `mode`, `document`, `entry` and `index_keys`.
+/// `bound`, `range`, `scan`, `expect`, `mode`, `document`, `entry`, `change` and `index_keys`.
 #[macro_export]
 macro_rules! wit_store_conversions {
     ($wit:path) => {
@@ -99,6 +99,16 @@ macro_rules! wit_store_conversions {
             wit_bindings::Entry {
                 id: entry.id,
                 key: entry.key.into_iter().map(wit_key_part).collect(),
+            }
+        }
+
+        fn change(change: $crate::Change) -> wit_bindings::Change {
+            wit_bindings::Change {
+                position: change.position,
+                id: change.id,
+                revision: change.revision,
+                body: change.body,
+                changed_at: change.changed_at,
             }
         }
 

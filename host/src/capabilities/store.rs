@@ -134,6 +134,30 @@ impl wit::Host for HostState {
             .map_err(StoreFailure::trap)
     }
 
+    async fn changes(
+        &mut self,
+        collection: String,
+        after: u64,
+        limit: u32,
+    ) -> Result<Vec<wit::Change>, StoreFailure> {
+        // The feed is read in transactions of its own: none may be open meanwhile (on SQLite
+        // a numbering would wait for the writer turn the request itself holds).
+        self.transactions.begin().map_err(failure)?;
+        let read = match self.commit_held().await {
+            Ok(()) => {
+                let tenant = &self.request.tenant.slug;
+                (self
+                    .storage
+                    .changes(tenant, &collection, after, limit)
+                    .await)
+                    .map_err(StoreFailure::from)
+            }
+            Err(error) => Err(error),
+        };
+        self.transaction_ended();
+        Ok(read?.into_iter().map(change).collect())
+    }
+
     fn convert_store_error(&mut self, error: StoreFailure) -> wasmtime::Result<wit::StoreError> {
         error.downcast()
     }

@@ -15,7 +15,7 @@ use sqlx::{Any, Row as _};
 
 use super::{Result, Storage, now_micros, read_rows, sqlite};
 
-pub use rental_store_sql::{Document, Entry, Expect, Index, Mode, Range, Scan};
+pub use rental_store_sql::{Change, Document, Entry, Expect, Index, Mode, Range, Scan};
 
 /// One open transaction of one tenant. Dropping it without [`DocTransaction::commit`] rolls
 /// back.
@@ -120,6 +120,32 @@ impl Storage {
             }
         }
         Ok(rendered)
+    }
+}
+
+impl Storage {
+    /// At most `limit` changes of the feed of view `collection` after position `after`, in
+    /// the order they committed. On PostgreSQL the committed changes not numbered yet are
+    /// numbered first, in a transaction of their own ([`Scope::number_changes`]), so that the
+    /// read finds every change committed before it began.
+    pub async fn changes(
+        &self,
+        tenant: &str,
+        collection: &str,
+        after: u64,
+        limit: u32,
+    ) -> Result<Vec<Change>> {
+        if self.sqlite().is_none() {
+            let mut tx = self.begin(tenant, Mode::ReadWrite).await?;
+            let plan = tx.scope.number_changes(collection);
+            tx.run(plan).await?;
+            tx.commit().await?;
+        }
+        let mut tx = self.begin(tenant, Mode::ReadOnly).await?;
+        let plan = tx.scope.changes(collection, after, limit);
+        let changes = tx.run(plan).await?;
+        tx.roll_back().await?;
+        Ok(changes)
     }
 }
 

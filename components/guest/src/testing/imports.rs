@@ -42,7 +42,7 @@ pub mod store {
     use rental_store_sql::{self as sql, OpenTransaction, Scope};
 
     pub use crate::bindings::rental::platform::store::{
-        Bound, Document, Entry, Expect, IndexKey, KeyPart, Mode, Range, Scan, StoreError,
+        Bound, Change, Document, Entry, Expect, IndexKey, KeyPart, Mode, Range, Scan, StoreError,
     };
 
     use super::super::{Host, current};
@@ -65,6 +65,14 @@ pub mod store {
         Ok(Transaction {
             open: OpenTransaction::new(host, scope),
         })
+    }
+
+    /// SQLite numbers every change as it is written: a read-only transaction reads the feed.
+    pub fn changes(collection: &str, after: u64, limit: u32) -> Result<Vec<Change>, StoreError> {
+        begin(Mode::ReadOnly)?.with(
+            |s| s.changes(collection, after, limit),
+            |changes| changes.into_iter().map(change).collect(),
+        )
     }
 
     impl Transaction {
