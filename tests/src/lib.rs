@@ -345,7 +345,9 @@ impl TestApp {
     }
 
     /// A connection of the test's own to this server's database.
-    async fn database(&self) -> sqlx::AnyConnection {
+    /// A connection of its own to this server's database, to stage what tests cannot reach
+    /// through the API (a writer that has not committed yet).
+    pub async fn database(&self) -> sqlx::AnyConnection {
         use sqlx::Connection as _;
         sqlx::any::install_default_drivers();
         sqlx::AnyConnection::connect(&self.database_url)

@@ -9,6 +9,7 @@
 //! - [`error`] holds [`ErrorCode`] (interface.md 7.2) and [`ApiError`];
 //! - [`i18n`] holds [`Language`] and the English, Spanish and Portuguese messages;
 //! - [`status`] holds [`BookingStatus`];
+//! - [`feed`] holds the query and the page of the bookings' change feed;
 //! - [`paging`] holds limits, offsets, the booking list's id cursor and the lists' queries;
 //! - [`query`] holds the one rule for reading query parameters (last occurrence, empty is
 //!   absent);
@@ -29,6 +30,7 @@ pub mod dates;
 #[cfg(feature = "demo")]
 pub mod demo;
 pub mod error;
+pub mod feed;
 #[cfg(test)]
 mod fixtures;
 pub mod i18n;

@@ -4,6 +4,8 @@
 //!   an instant (module `bookings`);
 //! - `GET /api/bookings/closed`: bookings closed within whole days of the tenant's time zone
 //!   (module `bookings`);
+//! - `GET /api/bookings/changes`: every change of every booking, in the order they committed
+//!   (module `feed`);
 //! - `GET /api/branchoffices`, `GET /api/customers`, `GET /api/cars`: the catalogue (module
 //!   `catalog`).
 //!
@@ -45,6 +47,7 @@
 
 mod bookings;
 mod catalog;
+mod feed;
 mod page;
 
 use rental_domain::BookingStatus;
@@ -76,6 +79,7 @@ pub fn handle(request: &Request, rules: &impl Rules) -> Result<Response, Error> 
     match request.path.as_str() {
         "/api/bookings/list" => bookings::list(request, rules),
         "/api/bookings/closed" => bookings::closed(request),
+        "/api/bookings/changes" => feed::changes(request),
         "/api/branchoffices" => catalog::branch_offices(),
         "/api/customers" => catalog::customers(request),
         "/api/cars" => catalog::cars(request),
@@ -134,6 +138,25 @@ mod tests {
             .iter()
             .map(|booking| booking["Id"].as_i64().unwrap())
             .collect()
+    }
+
+    #[test]
+    fn the_feed_begins_with_the_demo_tenants_bookings() {
+        let host = TestHost::demo();
+        let first = page::<Listing>(&host, "/api/bookings/changes?limit=2");
+        assert_eq!(first["Cursor"], "2", "{first}");
+        assert_eq!(first["HasMore"], true);
+        let next = page::<Listing>(&host, "/api/bookings/changes?cursor=2&limit=100");
+        let changes = next["Changes"].as_array().unwrap();
+        assert_eq!(changes.len(), 100);
+        assert_eq!(changes[0]["Cursor"], "3");
+        assert_eq!(next["HasMore"], true, "124 bookings in all");
+        let last = page::<Listing>(&host, "/api/bookings/changes?cursor=102");
+        assert_eq!(last["Changes"].as_array().unwrap().len(), 22);
+        assert_eq!(
+            (&last["Cursor"], &last["HasMore"]),
+            (&"124".into(), &false.into())
+        );
     }
 
     #[test]

@@ -53,6 +53,7 @@ const fn webhook(path: &'static str, component: Component) -> Route {
 pub static ROUTES: &[Route] = &[
     route(Method::GET, "/api/bookings/list", Listing, BOOKINGS_READ),
     route(Method::GET, "/api/bookings/closed", Listing, BOOKINGS_READ),
+    route(Method::GET, "/api/bookings/changes", Listing, BOOKINGS_READ),
     route(Method::GET, "/api/branchoffices", Listing, CATALOG_READ),
     route(Method::GET, "/api/customers", Listing, CATALOG_READ),
     route(Method::GET, "/api/cars", Listing, CATALOG_READ),

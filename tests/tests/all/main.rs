@@ -12,6 +12,7 @@ mod component_run;
 mod components;
 mod conformance;
 mod dev;
+mod feed;
 mod front;
 mod guide;
 mod hosts;
