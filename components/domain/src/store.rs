@@ -163,6 +163,24 @@ pub struct Counted {
     pub depth: usize,
 }
 
+/// One change of a view's change feed ([`View::feed`]): a write or a delete of one of the
+/// view's source documents, as the store hands it out (WIT `store.changes`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    /// The change's place in the feed: a feed's changes are numbered in the order they
+    /// committed, from 1, without gaps.
+    pub position: u64,
+    /// The document id.
+    pub id: String,
+    /// The document's revision after the change; a delete's is one past its last write's.
+    pub revision: u64,
+    /// The document as the view renders it, as the change left it; `None` when it was
+    /// deleted.
+    pub body: Option<String>,
+    /// When the change was written.
+    pub changed_at: chrono::DateTime<chrono::Utc>,
+}
+
 /// A collection the store renders from another one: every write of a document of `source`
 /// also writes `render(body)` under the same id in `collection`, in the same transaction, and
 /// a delete deletes both. Nobody else writes it, so it is never behind its source.

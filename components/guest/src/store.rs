@@ -12,10 +12,10 @@
 use std::fmt;
 use std::marker::PhantomData;
 
-use chrono::{DateTime, Utc};
+use chrono::DateTime;
 
 use rental_domain::store::View;
-pub use rental_domain::store::{Expect, Mode};
+pub use rental_domain::store::{Change, Expect, Mode};
 use rental_domain::{Bound, KeyPart, KeyRange, Stored};
 use serde::Serialize;
 
@@ -167,24 +167,6 @@ fn of_source<T: Stored>(view: &View) -> Result<&'static str, StoreError> {
             T::COLLECTION
         )))
     }
-}
-
-/// One change of a view's change feed ([`changes`]): a write or a delete of one of the view's
-/// source documents.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Change {
-    /// The change's place in the feed: a feed's changes are numbered in the order they
-    /// committed, from 1, without gaps.
-    pub position: u64,
-    /// The document id.
-    pub id: String,
-    /// The document's revision after the change; a delete's is one past its last write's.
-    pub revision: u64,
-    /// The document as the view renders it, as the change left it; `None` when it was
-    /// deleted.
-    pub body: Option<String>,
-    /// When the change was written.
-    pub changed_at: DateTime<Utc>,
 }
 
 /// The changes of `view`'s feed after position `after` (0 for the first), in the order they

@@ -18,6 +18,7 @@
 //!   wrote its change.
 
 use rental_domain::collections;
+pub use rental_domain::store::Change;
 use rental_domain::store::View;
 
 use crate::error::StoreError;
@@ -34,21 +35,6 @@ const NUMBERING_BATCH: i64 = 10_000;
 /// The time of a change, microseconds since the epoch, as each database tells it.
 const NOW_SQLITE: &str = "CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER)";
 const NOW_POSTGRES: &str = "CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000000 AS BIGINT)";
-
-/// One change of a view's feed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Change {
-    /// Its place in the feed: the order in which the changes committed, from 1.
-    pub position: u64,
-    /// The document's id.
-    pub id: String,
-    /// The document's revision after the change; a delete's is one past the last write's.
-    pub revision: u64,
-    /// The document's rendering as the change left it; `None` when it was deleted.
-    pub body: Option<String>,
-    /// When the change was written, microseconds since the epoch.
-    pub changed_at: i64,
-}
 
 const CHANGE: &[Column] = &[
     Column::Int,
@@ -183,12 +169,15 @@ fn change(row: &[Value]) -> Result<Change, StoreError> {
             .map_err(|_| StoreError::Fault(format!("column {i} of a change is negative")))
     };
     let deleted = int(row, 3)? != 0;
+    let micros = int(row, 5)?;
     Ok(Change {
         position: unsigned(0)?,
         id: text(row, 1)?,
         revision: unsigned(2)?,
         body: (!deleted).then(|| text(row, 4)).transpose()?,
-        changed_at: int(row, 5)?,
+        changed_at: chrono::DateTime::from_timestamp_micros(micros).ok_or_else(|| {
+            StoreError::Fault(format!("a change's time is out of range: {micros}"))
+        })?,
     })
 }
 

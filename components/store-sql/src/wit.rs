@@ -108,7 +108,7 @@ macro_rules! wit_store_conversions {
                 id: change.id,
                 revision: change.revision,
                 body: change.body,
-                changed_at: change.changed_at,
+                changed_at: change.changed_at.timestamp_micros(),
             }
         }
 

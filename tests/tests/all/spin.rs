@@ -503,6 +503,27 @@ async fn a_booking_is_created_updated_and_listed_through_the_adapter() {
     assert_eq!(status, 200, "{read}");
     assert_eq!(read["ToDate"], at(74, 10));
 
+    // The change feed, through the adapter's store: the demo's bookings, then the creation
+    // and the update, each as it left the booking.
+    let (status, feed) = app
+        .call("listing", "GET", "/api/bookings/changes?cursor=124", None)
+        .await;
+    assert_eq!(status, 200, "{feed}");
+    let changes = feed["Changes"].as_array().unwrap();
+    let steps: Vec<(&Value, &Value, &Value)> = changes
+        .iter()
+        .map(|c| (&c["Id"], &c["Revision"], &c["Booking"]["ToDate"]))
+        .collect();
+    let (to, moved) = (json!(at(73, 10)), json!(at(74, 10)));
+    assert_eq!(
+        steps,
+        [
+            (&json!(id), &json!(1), &to),
+            (&json!(id), &json!(2), &moved)
+        ],
+        "{feed}"
+    );
+
     // A wrong method is answered by the component as rentald answers it: 405 with `Allow`.
     for (component, method, path, allow) in [
         ("booking", "GET", "/api/booking/book", "POST"),
