@@ -23,7 +23,7 @@ use std::collections::HashMap;
 use rental_domain::booking::availability::{self, Occupancy, Plan, Scope};
 use rental_domain::booking::request::{Period, fields};
 use rental_domain::collections::{CarLock, CategoryLock, bookings};
-use rental_domain::{ApiError, Booking, Car, Category, ErrorCode, Stored};
+use rental_domain::{ApiError, Booking, Car, Category, ErrorCode, KeyPart, Stored};
 use rental_guest::Error;
 use rental_guest::store::{Expect, Range, Transaction};
 
@@ -179,23 +179,42 @@ impl Slot<'_> {
         Ok(())
     }
 
-    /// What the bookings of an availability range occupy, from its entries; only a booking
-    /// whose entry was written before entries carried its period is loaded.
+    /// What the bookings of an availability range occupy.
     fn occupied(&self, range: Range<Booking>) -> Result<Vec<Occupancy>, Error> {
-        let mut occupied = Vec::new();
-        let mut unread = Vec::new();
-        for entry in self.tx.all_keys(&range)? {
-            match bookings::occupancy(&entry.key) {
-                Some(occupancy) => occupied.push(occupancy),
-                None => unread.push(entry.id),
+        Ok(occupied_by(self.tx, &range)?
+            .into_iter()
+            .map(|(_, occupancy)| occupancy)
+            .collect())
+    }
+}
+
+/// What the bookings of an availability range (of the `car` or `category` index) occupy, each
+/// with the first part of its entry's key (the car's or the category's Id), from the entries;
+/// only a booking whose entry was written before entries carried its period is loaded.
+pub fn occupied_by(
+    tx: &Transaction,
+    range: &Range<Booking>,
+) -> Result<Vec<(KeyPart, Occupancy)>, Error> {
+    let mut occupied = Vec::new();
+    let mut unread = HashMap::new();
+    for mut entry in tx.all_keys(range)? {
+        let Some(holder) = entry.key.first().cloned() else {
+            continue;
+        };
+        match bookings::occupancy(&entry.key) {
+            Some(occupancy) => occupied.push((holder, occupancy)),
+            None => {
+                unread.insert(std::mem::take(&mut entry.id), holder);
             }
         }
-        occupied.extend(
-            self.tx
-                .get_many::<Booking>(&unread)?
-                .iter()
-                .filter_map(|document| Occupancy::of(&document.value)),
-        );
-        Ok(occupied)
     }
+    let ids: Vec<String> = unread.keys().cloned().collect();
+    for document in tx.get_many::<Booking>(&ids)? {
+        if let (Some(holder), Some(occupancy)) =
+            (unread.remove(&document.id), Occupancy::of(&document.value))
+        {
+            occupied.push((holder, occupancy));
+        }
+    }
+    Ok(occupied)
 }

@@ -4,7 +4,8 @@
 //! - `PUT /api/booking/update` (module `update`);
 //! - `GET /api/booking/{id}`, `GET /api/booking/{id}/history` (module `read`);
 //! - `POST /api/booking/cancel`, `POST /api/operations/deliver`,
-//!   `POST /api/operations/return` (module `operations`).
+//!   `POST /api/operations/return` (module `operations`);
+//! - `GET /api/availability` (module `search`).
 //!
 //! What these share (reading the stored booking and the agency, recording comments,
 //! answering) is in module `shared`, and reading the catalogue in module `catalog`.
@@ -65,6 +66,7 @@ mod create;
 mod env;
 mod operations;
 mod read;
+mod search;
 mod shared;
 mod update;
 
@@ -123,6 +125,7 @@ pub fn handle(request: &Request, rules: &impl Rules) -> Result<Response, Error> 
         ("POST", ["api", "operations", "return"]) => operations::return_car(request),
         ("GET", ["api", "booking", id]) => read::booking(id),
         ("GET", ["api", "booking", id, "history"]) => read::history(id),
+        ("GET", ["api", "availability"]) => search::availability(request, rules),
         _ => Ok(Response::not_found()),
     }
 }

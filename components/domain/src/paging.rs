@@ -353,7 +353,7 @@ impl ClosedListQuery {
 }
 
 /// The `offset` and `limit` of a skip-count list.
-fn page(params: &QueryParams) -> Result<Page, ApiError> {
+pub(crate) fn page(params: &QueryParams) -> Result<Page, ApiError> {
     Ok(Page::new(
         params.get(OFFSET, parse_int)?,
         params.get(LIMIT, parse_int)?,

@@ -60,6 +60,7 @@ pub static ROUTES: &[Route] = &[
     route(Method::POST, "/api/booking/book", Booking, BOOKINGS_WRITE),
     route(Method::PUT, "/api/booking/update", Booking, BOOKINGS_WRITE),
     route(Method::POST, "/api/booking/price", Booking, BOOKINGS_READ),
+    route(Method::GET, "/api/availability", Booking, BOOKINGS_READ),
     route(Method::POST, "/api/booking/cancel", Booking, BOOKINGS_WRITE),
     route(Method::GET, "/api/booking/{id}", Booking, BOOKINGS_READ),
     route(
@@ -192,6 +193,7 @@ mod tests {
         assert_eq!(access(Method::GET, "/api/booking/12"), read);
         assert_eq!(access(Method::GET, "/api/booking/12/history"), read);
         assert_eq!(access(Method::POST, "/api/booking/price"), read);
+        assert_eq!(access(Method::GET, "/api/availability"), read);
         assert_eq!(
             find(&Method::DELETE, "/api/booking/12"),
             Matched::WrongMethod(vec![Method::GET])

@@ -50,7 +50,7 @@ pub(crate) fn model(id: i64) -> Value {
     json!({"Car": {"Model": {"Id": id}}})
 }
 
-fn category(id: i64) -> Value {
+pub(crate) fn category(id: i64) -> Value {
     json!({"Category": {"Id": id}})
 }
 
@@ -67,7 +67,7 @@ impl<'a> Api<'a> {
     }
 
     /// Another API user of the tenant, with `permissions`.
-    async fn other(&self, name: &str, permissions: &[&str]) -> Api<'a> {
+    pub(crate) async fn other(&self, name: &str, permissions: &[&str]) -> Api<'a> {
         self.app.create_user(TENANT, name, permissions).await;
         let token = self.app.token(TENANT, name, rentald_tests::PASSWORD).await;
         Api {
@@ -76,7 +76,7 @@ impl<'a> Api<'a> {
         }
     }
 
-    async fn setting(&self, key: &str, value: &str) {
+    pub(crate) async fn setting(&self, key: &str, value: &str) {
         self.app.set_setting(TENANT, key, value).await;
     }
 

@@ -4,6 +4,7 @@
 
 mod apidocs;
 mod auth;
+mod availability;
 mod booking;
 mod catalog;
 mod changes;

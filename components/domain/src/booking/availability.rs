@@ -251,6 +251,11 @@ pub fn has_room(
     except: Option<i64>,
     capacity: usize,
 ) -> bool {
+    peak(occupied, period, except) < capacity
+}
+
+/// The most bookings of `occupied` (but `except`) running at one instant of `period`.
+pub fn peak(occupied: &[Occupancy], period: Period, except: Option<i64>) -> usize {
     // Sweep the starts and ends of the overlapping bookings, clipped to the period; at equal
     // instants ends come first, since periods that touch do not overlap.
     let mut events: Vec<(DateTime<FixedOffset>, i32)> = Vec::new();
@@ -265,7 +270,7 @@ pub fn has_room(
         running += i64::from(change);
         peak = peak.max(running);
     }
-    usize::try_from(peak).is_ok_and(|peak| peak < capacity)
+    usize::try_from(peak).unwrap_or(0)
 }
 
 /// The cars to try for a [`Plan::FreeCar`], in order: `keep` first, then the cars of the

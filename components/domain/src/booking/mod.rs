@@ -29,5 +29,6 @@ pub mod places;
 pub mod request;
 pub mod response;
 pub mod rules;
+pub mod search;
 pub mod settings;
 pub mod terms;
