@@ -148,6 +148,7 @@ fn read<T: serde::de::DeserializeOwned>(value: Value) -> T {
 #[test]
 fn the_schemas_name_the_fields_the_models_write() {
     use rental_domain::booking::response::{BookingCreationResponse, PriceResponse};
+    use rental_domain::booking::search::AvailabilityItem;
     use rental_domain::{
         Additional, ApiError, AppliedCoverageBracket, Booking, BookingAdditional, BookingComment,
         BookingDescription, BranchOffice, Car, CarPlate, Category, CategorySummary, CreditCard,
@@ -197,6 +198,18 @@ fn the_schemas_name_the_fields_the_models_write() {
             written_fields(read::<PagedResult<Value>>(json!({
                 "Offset": 0, "Limit": 30, "Total": 0, "NextOffset": 0,
             }))),
+        ),
+        (
+            "AvailabilityItem",
+            written_fields(AvailabilityItem {
+                category: Category::default(),
+                model: None,
+                available: 1,
+                price: read::<PriceResponse>(json!({
+                    "PriceItems": [], "Price": 0, "CustomerPrice": 0, "AgencyPrice": 0,
+                    "TotalDays": 1, "Currency": "USD",
+                })),
+            }),
         ),
         ("PriceDetails", written_fields(PriceDetails::default())),
         ("ModelSummary", written_fields(ModelSummary::default())),

@@ -503,6 +503,28 @@ async fn a_booking_is_created_updated_and_listed_through_the_adapter() {
     assert_eq!(status, 200, "{read}");
     assert_eq!(read["ToDate"], at(74, 10));
 
+    // The availability search reads the same availability index: one car of model 2 fewer.
+    let search = |from: u64, to: u64| {
+        format!(
+            "/api/availability?from={}&to={}&deliveryPlace=1&returnPlace=1",
+            at(from, 10),
+            at(to, 10)
+        )
+    };
+    let available = |page: &Value| {
+        page["Results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|item| item["Model"]["Id"] == 2)
+            .map(|item| item["Available"].as_i64().unwrap())
+    };
+    let (status, during) = app.call("booking", "GET", &search(70, 73), None).await;
+    assert_eq!(status, 200, "{during}");
+    let (status, after) = app.call("booking", "GET", &search(80, 83), None).await;
+    assert_eq!(status, 200, "{after}");
+    assert_eq!(available(&during).unwrap() + 1, available(&after).unwrap());
+
     // The change feed, through the adapter's store: the demo's bookings, then the creation
     // and the update, each as it left the booking.
     let (status, feed) = app
