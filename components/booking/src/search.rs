@@ -1,7 +1,8 @@
 //! `GET /api/availability`: what can be booked over a period between two places, each offer
 //! priced as `book` would price it (`rental_domain::booking::search`).
 //!
-//! One read-only transaction reads the catalogue (categories, models, cars) and, in one call,
+//! One read-only transaction reads the catalogue (categories, models, and each car as its slot:
+//! its model and when it leaves the fleet) and, in one call,
 //! every entry of the availability index of the tenant's mode: `car` model-based, `category`
 //! category-based. Those indexes hold only bookings that hold capacity, so the read grows with
 //! the tenant's active bookings and fleet, not with its history. Only the offers of the
@@ -14,7 +15,7 @@ use rental_domain::booking::response::PriceResponse;
 use rental_domain::booking::search::{self, AvailabilityItem, AvailabilityQuery, Fleet, Offer};
 use rental_domain::booking::settings::AvailabilityMode;
 use rental_domain::booking::terms::{self, Terms, Vehicle};
-use rental_domain::collections::{bookings, car_models, cars, categories};
+use rental_domain::collections::{CAR_SLOTS, CarSlot, bookings, car_models, cars, categories};
 use rental_domain::{Booking, Car, Category, Customer, KeyPart, Model, PagedResult, Stored};
 use rental_guest::store::{Mode, Range, Transaction};
 use rental_guest::{Error, Request, Response, context, json, retry_on_conflict};
@@ -60,7 +61,7 @@ fn search(
 
     let categories = all::<Category>(&tx, categories::BY_ID)?;
     let models = all::<Model>(&tx, car_models::BY_ID)?;
-    let cars = all::<Car>(&tx, cars::BY_ID)?;
+    let cars = car_slots(&tx)?;
     let fleet = Fleet {
         categories: &categories,
         models: &models,
@@ -145,6 +146,21 @@ fn all<T: Stored>(tx: &Transaction, index: &'static str) -> Result<Vec<T>, Error
         .into_iter()
         .map(|document| document.value)
         .collect())
+}
+
+/// Every car as its slot (`CAR_SLOTS`): a few bytes a car, where its document is a kilobyte.
+fn car_slots(tx: &Transaction) -> Result<Vec<CarSlot>, Error> {
+    tx.scan_all_view(&CAR_SLOTS, &Range::<Car>::all(cars::BY_ID))?
+        .into_iter()
+        .map(|rendered| {
+            serde_json::from_str(&rendered.body).map_err(|e| {
+                Error::internal(format!(
+                    "the slot of car {} does not read: {e}",
+                    rendered.id
+                ))
+            })
+        })
+        .collect()
 }
 
 /// What the bookings of a whole availability index occupy, by the holder `holder` reads from

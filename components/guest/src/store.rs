@@ -492,6 +492,18 @@ impl Transaction {
         })
     }
 
+    /// For every entry of a range of `T`'s index, in ascending index order, the document of
+    /// `view` (a view of `T`'s collection), undecoded, asking the host page by page.
+    pub fn scan_all_view<T: Stored>(
+        &self,
+        view: &View,
+        range: &Range<T>,
+    ) -> Result<Vec<Rendered>, StoreError> {
+        walk(DEFAULT_SCAN_LIMIT, |skip, limit| {
+            self.scan_view(view, &range.clone().scan().skip(skip).limit(limit))
+        })
+    }
+
     /// Every index entry of a range, in ascending index order, asking the host page by page.
     pub fn all_keys<T: Stored>(&self, range: &Range<T>) -> Result<Vec<Entry>, StoreError> {
         walk(KEYS_PAGE, |skip, limit| {

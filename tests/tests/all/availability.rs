@@ -6,6 +6,7 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use crate::booking::{Api, FREE, at, body, category, model};
+use crate::catalog::{export, import};
 
 const TENANT: &str = "demo";
 
@@ -160,5 +161,68 @@ on_both_backends! {
         let reader = api.other("catalog-only", &["catalog:read"]).await;
         assert_eq!(reader.call(Method::GET, &ok, None).await.0, 403);
         assert_eq!(api.call(Method::POST, &ok, Some(&json!({}))).await.0, 405);
+    }
+
+    async fn a_car_counts_while_it_is_in_the_fleet(app: TestApp) {
+        let api = Api::new(&app).await;
+        let cars = api.cars_of(2).await;
+        let page = api.get(&search_path(FREE, FREE + 3, "")).await;
+        assert_eq!(offer(&page, 1, Some(2)).unwrap()["Available"], cars.len());
+
+        // Every car of model 2 but one leaves the fleet during the period, one more car joins
+        // it: a catalogue import, which writes each car's slot with the car.
+        let catalogue = export(&app, TENANT).await;
+        let leaving = at(FREE + 2, 10);
+        let mut changed: Vec<String> = catalogue
+            .lines()
+            .map(|line| {
+                let mut record: Value = serde_json::from_str(line).unwrap();
+                if record["Kind"] == "Car" && cars[1..].iter().any(|id| record["Id"] == *id) {
+                    record["InactiveDate"] = json!(leaving);
+                }
+                record.to_string()
+            })
+            .collect();
+        let mut joining: Value = serde_json::from_str(
+            catalogue.lines().find(|line| line.contains(&format!("\"Id\":\"{}\"", cars[0]))).unwrap(),
+        )
+        .unwrap();
+        joining["Id"] = json!("NEW-001");
+        changed.push(joining.to_string());
+        let output = import(&app, TENANT, &(changed.join("\n") + "\n")).await;
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+
+        let page = api.get(&search_path(FREE, FREE + 3, "")).await;
+        assert_eq!(offer(&page, 1, Some(2)).unwrap()["Available"], 2);
+        // Before the cars leave, they are all there.
+        let page = api.get(&search_path(FREE - 3, FREE + 2, "")).await;
+        assert_eq!(offer(&page, 1, Some(2)).unwrap()["Available"], cars.len() + 1);
+    }
+
+    async fn cars_stored_before_their_slots_get_them_when_a_host_starts(app: TestApp) {
+        let api = Api::new(&app).await;
+        let path = search_path(FREE, FREE + 3, "");
+        let before = api.get(&path).await;
+        assert_eq!(
+            app.sql_count("SELECT COUNT(*) FROM documents WHERE collection = 'car-slots'").await,
+            app.sql_count("SELECT COUNT(*) FROM documents WHERE collection = 'cars'").await,
+            "every write of a car renders its slot"
+        );
+        // A database of a version without slots, as the migration that declares them finds it.
+        app.sql("DELETE FROM documents WHERE collection = 'car-slots'").await;
+        app.sql(include_str!("../../../host/migrations/sqlite/0009_car_slots.sql")).await;
+        let unrendered = api.get(&path).await;
+        assert_eq!(unrendered["Total"], 0, "no slot, no car");
+
+        let peer = app.start_peer().await;
+        assert_eq!(app.sql_count("SELECT COUNT(*) FROM views_pending").await, 0);
+        let response = rentald_tests::client()
+            .get(app.url_on(peer.addr, TENANT, &path))
+            .bearer_auth(&api.token)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(rentald_tests::json_body(response, "the search on a peer").await, before);
+        assert_eq!(api.get(&path).await, before);
     }
 }

@@ -8,13 +8,13 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 /// The tenant's catalogue file, from `catalog export` on standard output.
-async fn export(app: &TestApp, tenant: &str) -> String {
+pub(crate) async fn export(app: &TestApp, tenant: &str) -> String {
     app.cli_ok(&["catalog", "export", "--tenant", tenant], None)
         .await
 }
 
 /// `catalog import` of `text`: the process output.
-async fn import(app: &TestApp, tenant: &str, text: &str) -> std::process::Output {
+pub(crate) async fn import(app: &TestApp, tenant: &str, text: &str) -> std::process::Output {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("catalog.jsonl");
     std::fs::write(&file, text).unwrap();

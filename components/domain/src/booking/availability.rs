@@ -196,11 +196,15 @@ pub fn lock_days(period: Period) -> RangeInclusive<i64> {
 /// Seconds in a UTC day.
 const SECONDS_PER_DAY: i64 = 24 * 60 * 60;
 
-/// Whether `car` is in the fleet for the whole of `period` (it has no `InactiveDate`, or
-/// leaves after the period ends).
+/// Whether `car` is in the fleet for the whole of `period` ([`in_fleet`]).
 pub fn in_service(car: &Car, period: Period) -> bool {
-    car.inactive_date
-        .is_none_or(|inactive| inactive >= period.to)
+    in_fleet(car.inactive_date, period)
+}
+
+/// Whether a car that leaves the fleet at `inactive_date` is in it for the whole of `period`:
+/// it never leaves, or leaves after the period ends.
+pub fn in_fleet(inactive_date: Option<DateTime<FixedOffset>>, period: Period) -> bool {
+    inactive_date.is_none_or(|inactive| inactive >= period.to)
 }
 
 /// What an availability check needs of a booking that holds capacity: its Id and its

@@ -16,11 +16,12 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 
-use super::availability::{Occupancy, car_is_free, in_service, peak};
+use super::availability::{Occupancy, car_is_free, in_fleet, peak};
 use super::request::{BookingRequest, Period, PlaceRef, fields};
 use super::response::PriceResponse;
+use crate::collections::CarSlot;
 use crate::error::ApiError;
-use crate::models::{Car, Category, Model};
+use crate::models::{Category, Model};
 use crate::paging::{self, Page, parse_date_time, parse_int};
 use crate::query::QueryParams;
 
@@ -107,12 +108,13 @@ pub struct Offer {
     pub available: usize,
 }
 
-/// What the search reads of the tenant's fleet.
+/// What the search reads of the tenant's fleet: the catalogue's categories and models, and
+/// every car as its slot (`collections::CAR_SLOTS`).
 #[derive(Debug, Clone, Copy)]
 pub struct Fleet<'a> {
     pub categories: &'a [Category],
     pub models: &'a [Model],
-    pub cars: &'a [Car],
+    pub cars: &'a [CarSlot],
 }
 
 impl Fleet<'_> {
@@ -155,11 +157,11 @@ pub fn model_offers(
     let mut free: BTreeMap<i64, usize> = BTreeMap::new();
     for car in fleet.cars {
         let holds = occupied.get(&car.id).map_or(&[][..], Vec::as_slice);
-        if category_of.contains_key(&car.model.id)
-            && in_service(car, period)
+        if category_of.contains_key(&car.model_id)
+            && in_fleet(car.inactive_date, period)
             && car_is_free(holds, period, None)
         {
-            *free.entry(car.model.id).or_default() += 1;
+            *free.entry(car.model_id).or_default() += 1;
         }
     }
     let offers = free
@@ -183,8 +185,12 @@ pub fn category_offers(
 ) -> Vec<Offer> {
     let category_of = fleet.category_of_model();
     let mut capacity: HashMap<i64, usize> = HashMap::new();
-    for car in fleet.cars.iter().filter(|car| in_service(car, period)) {
-        if let Some(&category) = category_of.get(&car.model.id) {
+    for car in fleet
+        .cars
+        .iter()
+        .filter(|car| in_fleet(car.inactive_date, period))
+    {
+        if let Some(&category) = category_of.get(&car.model_id) {
             *capacity.entry(category).or_default() += 1;
         }
     }

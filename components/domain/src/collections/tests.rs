@@ -437,3 +437,25 @@ fn a_booking_item_is_the_list_form_of_the_stored_booking() {
     assert!(view(bookings::COLLECTION).is_none());
     assert_eq!(views_of(customers::COLLECTION).count(), 0);
 }
+
+#[test]
+fn a_car_slot_is_what_availability_reads_of_the_car() {
+    let slots = view(car_slots::COLLECTION).unwrap();
+    assert_eq!(slots.source, cars::COLLECTION);
+    assert!(!slots.feed);
+    let car: Car = serde_json::from_value(json!({
+        "Id": "AB123CD",
+        "Model": {"Id": 7, "Name": "Volkswagen Taos"},
+        "Color": "Gris",
+        "InactiveDate": "2030-02-01T00:00:00-03:00",
+    }))
+    .unwrap();
+    let rendered = (slots.render)(&serde_json::to_string(&car).unwrap()).unwrap();
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&rendered).unwrap(),
+        json!({"Id": "AB123CD", "ModelId": 7, "InactiveDate": "2030-02-01T00:00:00-03:00"})
+    );
+    let slot: CarSlot = serde_json::from_str(&rendered).unwrap();
+    assert_eq!(slot, CarSlot::of(&car));
+    assert_eq!(views_of(cars::COLLECTION).count(), 1);
+}

@@ -41,18 +41,16 @@ fn model(id: i64, category: Option<i64>) -> Model {
     }
 }
 
-fn car(id: &str, model: i64, inactive: Option<&str>) -> Car {
-    let mut car = Car {
+fn car(id: &str, model: i64, inactive: Option<&str>) -> CarSlot {
+    CarSlot {
         id: id.to_owned(),
+        model_id: model,
         inactive_date: inactive.map(at),
-        ..Car::default()
-    };
-    car.model.id = model;
-    car
+    }
 }
 
 /// Category 1 shown after category 2; model 10 and 11 in category 1, 20 in 2, 30 in none.
-fn catalogue() -> (Vec<Category>, Vec<Model>, Vec<Car>) {
+fn catalogue() -> (Vec<Category>, Vec<Model>, Vec<CarSlot>) {
     let categories = vec![category(1, 5), category(2, 1)];
     let models = vec![
         model(10, Some(1)),
