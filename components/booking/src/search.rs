@@ -1,12 +1,12 @@
 //! `GET /api/availability`: what can be booked over a period between two places, each offer
 //! priced as `book` would price it (`rental_domain::booking::search`).
 //!
-//! One read-only transaction reads the catalogue (categories, models, and each car as its slot:
-//! its model and when it leaves the fleet) and, in one call,
-//! every entry of the availability index of the tenant's mode: `car` model-based, `category`
-//! category-based. Those indexes hold only bookings that hold capacity, so the read grows with
-//! the tenant's active bookings and fleet, not with its history. Only the offers of the
-//! requested page are priced.
+//! One read-only transaction reads the catalogue (categories, models, and each car as its
+//! slot: its model and when it leaves the fleet) and, in one call, every entry of the
+//! availability index of the tenant's mode: `car` model-based, `category` category-based.
+//! Those indexes hold only bookings that hold capacity, so the read grows with the tenant's
+//! active bookings and fleet, not with its history. Only the offers of the requested page are
+//! priced.
 
 use std::collections::HashMap;
 
@@ -91,7 +91,7 @@ fn search(
         .into_iter()
         .skip(skip)
         .take(take)
-        .map(|offer| item(&tx, &offer, fleet, query, &terms, env, custom))
+        .map(|offer| item(&tx, &offer, fleet, query, &terms, &rules, custom))
         .collect::<Result<_, _>>()?;
     Ok(PagedResult::by_skip(query.page, total, items))
 }
@@ -103,7 +103,7 @@ fn item(
     fleet: Fleet<'_>,
     query: &AvailabilityQuery,
     terms: &Terms<'_>,
-    env: &Env,
+    rules: &terms::Rules<'_>,
     custom: &dyn Rules,
 ) -> Result<AvailabilityItem, Error> {
     let mut category = fleet
@@ -122,15 +122,7 @@ fn item(
         model,
         category,
     };
-    let quote = catalog::price(
-        tx,
-        terms,
-        &vehicle,
-        &[],
-        &query.request,
-        &env.rules(),
-        custom,
-    )?;
+    let quote = catalog::price(tx, terms, &vehicle, &[], &query.request, rules, custom)?;
     Ok(AvailabilityItem {
         category: vehicle.category,
         model: vehicle.model,

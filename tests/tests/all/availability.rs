@@ -1,7 +1,7 @@
 //! `GET /api/availability`: what can be booked for a period and two places, priced as `book`
 //! prices it (docs/contract.md, "Availability search").
 
-use rentald_tests::{TestApp, on_both_backends, refused};
+use rentald_tests::{on_both_backends, refused};
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -21,7 +21,7 @@ fn search_path(from: u64, to: u64, extra: &str) -> String {
 }
 
 /// The offer for `model` (model-based) or, with `None`, for the category `category`.
-fn offer<'a>(page: &'a Value, category: i64, model: Option<i64>) -> Option<&'a Value> {
+fn offer(page: &Value, category: i64, model: Option<i64>) -> Option<&Value> {
     page["Results"].as_array().unwrap().iter().find(|item| {
         item["Category"]["Id"] == category
             && match model {
