@@ -197,7 +197,8 @@ pub fn occupied_by(
 ) -> Result<Vec<(KeyPart, Occupancy)>, Error> {
     let mut occupied = Vec::new();
     let mut unread = HashMap::new();
-    for mut entry in tx.all_keys(range)? {
+    // Their keys end with the booking's Id: distinct.
+    for mut entry in tx.all_distinct_keys(range)? {
         let Some(holder) = entry.key.first().cloned() else {
             continue;
         };

@@ -1,5 +1,7 @@
 //! Reading the tenant's catalogue and customers for the booking rules.
 
+use std::collections::HashMap;
+
 use rental_domain::booking::availability::VehicleRequest;
 use rental_domain::booking::customer::{self, CustomerLookup};
 use rental_domain::booking::request::{BookingRequest, fields};
@@ -45,18 +47,56 @@ pub fn price(
     rules: &Rules<'_>,
     custom: &dyn crate::Rules,
 ) -> Result<Quote, Error> {
-    Ok(terms::price(
-        terms,
-        vehicle,
-        requested,
-        PriceLists {
-            additionals: &additionals(tx)?,
-            tariffs: &tariffs(tx, vehicle.category.id)?,
-        },
-        body.price,
-        rules,
-        |quote| custom.price_adjustments(quote, terms, vehicle),
-    )?)
+    PriceBook::new(tx).price(terms, vehicle, requested, body, rules, custom)
+}
+
+/// The catalogue's price lists, each read once however many vehicles are priced: the
+/// additionals, and a category's tariffs when a vehicle of it is first priced.
+pub struct PriceBook<'t> {
+    tx: &'t Transaction,
+    additionals: Option<Vec<Additional>>,
+    tariffs: HashMap<i64, Vec<Tariff>>,
+}
+
+impl<'t> PriceBook<'t> {
+    pub fn new(tx: &'t Transaction) -> Self {
+        Self {
+            tx,
+            additionals: None,
+            tariffs: HashMap::new(),
+        }
+    }
+
+    /// What [`price`] answers.
+    pub fn price(
+        &mut self,
+        terms: &Terms<'_>,
+        vehicle: &Vehicle,
+        requested: &[rental_domain::BookingAdditional],
+        body: &BookingRequest,
+        rules: &Rules<'_>,
+        custom: &dyn crate::Rules,
+    ) -> Result<Quote, Error> {
+        if self.additionals.is_none() {
+            self.additionals = Some(additionals(self.tx)?);
+        }
+        let category = vehicle.category.id;
+        if !self.tariffs.contains_key(&category) {
+            self.tariffs.insert(category, tariffs(self.tx, category)?);
+        }
+        Ok(terms::price(
+            terms,
+            vehicle,
+            requested,
+            PriceLists {
+                additionals: self.additionals.as_deref().unwrap_or_default(),
+                tariffs: self.tariffs.get(&category).map_or(&[], Vec::as_slice),
+            },
+            body.price,
+            rules,
+            |quote| custom.price_adjustments(quote, terms, vehicle),
+        )?)
+    }
 }
 
 /// The models of a category.

@@ -6,7 +6,7 @@
 //! availability index of the tenant's mode: `car` model-based, `category` category-based.
 //! Those indexes hold only bookings that hold capacity, so the read grows with the tenant's
 //! active bookings and fleet, not with its history. Only the offers of the requested page are
-//! priced.
+//! priced, reading the price lists once ([`PriceBook`]).
 
 use std::collections::HashMap;
 
@@ -16,13 +16,15 @@ use rental_domain::booking::search::{self, AvailabilityItem, AvailabilityQuery, 
 use rental_domain::booking::settings::AvailabilityMode;
 use rental_domain::booking::terms::{self, Terms, Vehicle};
 use rental_domain::collections::{CAR_SLOTS, CarSlot, bookings, car_models, cars, categories};
-use rental_domain::{Booking, Car, Category, Customer, KeyPart, Model, PagedResult, Stored};
-use rental_guest::store::{Mode, Range, Transaction};
+use rental_domain::{
+    Booking, Bound, Car, Category, Customer, KeyPart, KeyRange, Model, PagedResult, Stored,
+};
+use rental_guest::store::{DEFAULT_SCAN_LIMIT, Mode, Range, Transaction};
 use rental_guest::{Error, Request, Response, context, json, retry_on_conflict};
 
 use crate::Rules;
 use crate::availability::occupied_by;
-use crate::catalog;
+use crate::catalog::{self, PriceBook};
 use crate::env::Env;
 use crate::shared::agency;
 
@@ -87,18 +89,19 @@ fn search(
     let total = i64::try_from(offers.len()).unwrap_or(i64::MAX);
     let skip = usize::try_from(query.page.offset).unwrap_or(usize::MAX);
     let take = usize::try_from(query.page.limit).unwrap_or(0);
+    let mut prices = PriceBook::new(&tx);
     let items = offers
         .into_iter()
         .skip(skip)
         .take(take)
-        .map(|offer| item(&tx, &offer, fleet, query, &terms, &rules, custom))
+        .map(|offer| item(&mut prices, &offer, fleet, query, &terms, &rules, custom))
         .collect::<Result<_, _>>()?;
     Ok(PagedResult::by_skip(query.page, total, items))
 }
 
 /// The offer with its catalogue entries, priced as a booking of it would be.
 fn item(
-    tx: &Transaction,
+    prices: &mut PriceBook<'_>,
     offer: &Offer,
     fleet: Fleet<'_>,
     query: &AvailabilityQuery,
@@ -122,7 +125,7 @@ fn item(
         model,
         category,
     };
-    let quote = catalog::price(tx, terms, &vehicle, &[], &query.request, rules, custom)?;
+    let quote = prices.price(terms, &vehicle, &[], &query.request, rules, custom)?;
     Ok(AvailabilityItem {
         category: vehicle.category,
         model: vehicle.model,
@@ -141,18 +144,28 @@ fn all<T: Stored>(tx: &Transaction, index: &'static str) -> Result<Vec<T>, Error
 }
 
 /// Every car as its slot (`CAR_SLOTS`): a few bytes a car, where its document is a kilobyte.
+/// Paged by Id (the `id` index's key), each page after the last slot read, so that the host
+/// reads each entry once (a skip would step over every slot read before, again).
 fn car_slots(tx: &Transaction) -> Result<Vec<CarSlot>, Error> {
-    tx.scan_all_view(&CAR_SLOTS, &Range::<Car>::all(cars::BY_ID))?
-        .into_iter()
-        .map(|rendered| {
-            serde_json::from_str(&rendered.body).map_err(|e| {
+    let mut slots: Vec<CarSlot> = Vec::new();
+    loop {
+        let lower = slots
+            .last()
+            .map(|slot| Bound::Exclusive(vec![KeyPart::Text(slot.id.clone())]));
+        let range = Range::<Car>::new(cars::BY_ID, KeyRange { lower, upper: None });
+        let page = tx.scan_view(&CAR_SLOTS, &range.scan().limit(DEFAULT_SCAN_LIMIT))?;
+        if page.is_empty() {
+            return Ok(slots);
+        }
+        for rendered in page {
+            slots.push(serde_json::from_str(&rendered.body).map_err(|e| {
                 Error::internal(format!(
                     "the slot of car {} does not read: {e}",
                     rendered.id
                 ))
-            })
-        })
-        .collect()
+            })?);
+        }
+    }
 }
 
 /// What the bookings of a whole availability index occupy, by the holder `holder` reads from

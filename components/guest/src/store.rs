@@ -492,23 +492,37 @@ impl Transaction {
         })
     }
 
-    /// For every entry of a range of `T`'s index, in ascending index order, the document of
-    /// `view` (a view of `T`'s collection), undecoded, asking the host page by page.
-    pub fn scan_all_view<T: Stored>(
-        &self,
-        view: &View,
-        range: &Range<T>,
-    ) -> Result<Vec<Rendered>, StoreError> {
-        walk(DEFAULT_SCAN_LIMIT, |skip, limit| {
-            self.scan_view(view, &range.clone().scan().skip(skip).limit(limit))
-        })
-    }
-
     /// Every index entry of a range, in ascending index order, asking the host page by page.
     pub fn all_keys<T: Stored>(&self, range: &Range<T>) -> Result<Vec<Entry>, StoreError> {
         walk(KEYS_PAGE, |skip, limit| {
             self.keys(&range.clone().scan().skip(skip).limit(limit))
         })
+    }
+
+    /// Every index entry of a range whose keys are all distinct (an index whose keys end with
+    /// the document's own Id), in ascending order, asking the host page by page from after the
+    /// last key read. Each page costs the host only its own entries, where [`Self::all_keys`]
+    /// has it step over every entry already read again.
+    pub fn all_distinct_keys<T: Stored>(&self, range: &Range<T>) -> Result<Vec<Entry>, StoreError> {
+        let mut all: Vec<Entry> = Vec::new();
+        loop {
+            let lower = match all.last() {
+                Some(entry) => Some(Bound::Exclusive(entry.key.clone())),
+                None => range.keys.lower.clone(),
+            };
+            let page = Range::<T>::new(
+                range.index,
+                KeyRange {
+                    lower,
+                    upper: range.keys.upper.clone(),
+                },
+            );
+            let next = self.keys(&page.scan().limit(KEYS_PAGE))?;
+            if next.is_empty() {
+                return Ok(all);
+            }
+            all.extend(next);
+        }
     }
 
     /// The number of index entries in a range.

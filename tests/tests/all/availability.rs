@@ -225,4 +225,25 @@ on_both_backends! {
         assert_eq!(rentald_tests::json_body(response, "the search on a peer").await, before);
         assert_eq!(api.get(&path).await, before);
     }
+
+    async fn a_fleet_of_several_pages_of_cars_is_counted_whole(app: TestApp) {
+        let api = Api::new(&app).await;
+        let cars = api.cars_of(2).await;
+        // 2,500 more cars of model 2: the slots are read 1,000 at a time.
+        let catalogue = export(&app, TENANT).await;
+        let template = catalogue
+            .lines()
+            .find(|line| line.contains(&format!("\"Id\":\"{}\"", cars[0])))
+            .unwrap();
+        let mut lines: Vec<String> = catalogue.lines().map(str::to_owned).collect();
+        for n in 0..2_500 {
+            let mut car: Value = serde_json::from_str(template).unwrap();
+            car["Id"] = json!(format!("FLEET-{n:04}"));
+            lines.push(car.to_string());
+        }
+        let output = import(&app, TENANT, &(lines.join("\n") + "\n")).await;
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        let page = api.get(&search_path(FREE, FREE + 3, "")).await;
+        assert_eq!(offer(&page, 1, Some(2)).unwrap()["Available"], cars.len() + 2_500);
+    }
 }
