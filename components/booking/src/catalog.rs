@@ -35,21 +35,6 @@ pub fn tariffs(tx: &Transaction, category_id: i64) -> Result<Vec<Tariff>, Error>
     ))?))
 }
 
-/// Prices `vehicle` for `terms` with the `requested` additionals, against the catalogue's
-/// additionals and the tariffs of the vehicle's category, with the tenant's `custom`
-/// adjustments; the price the client sent is checked by the rules.
-pub fn price(
-    tx: &Transaction,
-    terms: &Terms<'_>,
-    vehicle: &Vehicle,
-    requested: &[rental_domain::BookingAdditional],
-    body: &BookingRequest,
-    rules: &Rules<'_>,
-    custom: &dyn crate::Rules,
-) -> Result<Quote, Error> {
-    PriceBook::new(tx).price(terms, vehicle, requested, body, rules, custom)
-}
-
 /// The catalogue's price lists, each read once however many vehicles are priced: the
 /// additionals, and a category's tariffs when a vehicle of it is first priced.
 pub struct PriceBook<'t> {
@@ -67,7 +52,9 @@ impl<'t> PriceBook<'t> {
         }
     }
 
-    /// What [`price`] answers.
+    /// Prices `vehicle` for `terms` with the `requested` additionals, against the catalogue's
+    /// additionals and the tariffs of the vehicle's category, with the tenant's `custom`
+    /// adjustments; the price the client sent is checked by the rules.
     pub fn price(
         &mut self,
         terms: &Terms<'_>,

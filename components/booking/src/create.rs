@@ -15,7 +15,7 @@ use rental_guest::{Error, Request, Response, context, json, random, retry_on_con
 
 use crate::Rules;
 use crate::availability::hold;
-use crate::catalog;
+use crate::catalog::{self, PriceBook};
 use crate::env::Env;
 use crate::shared::{agency, answer, record, take};
 
@@ -76,8 +76,7 @@ fn create(
         hold(&tx, &plan, terms.period, None, ErrorCode::CarNotAvailable)?,
     );
 
-    let quote = catalog::price(
-        &tx,
+    let quote = PriceBook::new(&tx).price(
         &terms,
         &vehicle,
         &body.additionals()?.unwrap_or_default(),
@@ -145,8 +144,7 @@ pub fn price(request: &Request, custom: &dyn Rules) -> Result<Response, Error> {
                 None => None,
             };
         }
-        catalog::price(
-            &tx,
+        PriceBook::new(&tx).price(
             &terms,
             &vehicle,
             &body.additionals()?.unwrap_or_default(),

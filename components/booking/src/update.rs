@@ -13,7 +13,7 @@ use rental_guest::{Error, Request, Response, retry_on_conflict};
 
 use crate::Rules;
 use crate::availability::hold;
-use crate::catalog;
+use crate::catalog::{self, PriceBook};
 use crate::env::Env;
 use crate::shared::{agency, answer, record, stored_booking, take};
 
@@ -99,8 +99,7 @@ fn attempt(
         hold(&tx, &plan, terms.period, Some(id), unavailable)?,
     );
 
-    let quote = catalog::price(
-        &tx,
+    let quote = PriceBook::new(&tx).price(
         &terms,
         &vehicle,
         &additionals::requested_by_update(body.additionals()?, &stored.additionals),
