@@ -504,12 +504,7 @@ impl Transaction {
     /// last key read. Each page costs the host only its own entries, where [`Self::all_keys`]
     /// has it step over every entry already read again.
     pub fn all_distinct_keys<T: Stored>(&self, range: &Range<T>) -> Result<Vec<Entry>, StoreError> {
-        let mut all: Vec<Entry> = Vec::new();
-        loop {
-            let lower = match all.last() {
-                Some(entry) => Some(Bound::Exclusive(entry.key.clone())),
-                None => range.keys.lower.clone(),
-            };
+        walk_keys(range.keys.lower.clone(), |lower| {
             let page = Range::<T>::new(
                 range.index,
                 KeyRange {
@@ -517,12 +512,8 @@ impl Transaction {
                     upper: range.keys.upper.clone(),
                 },
             );
-            let next = self.keys(&page.scan().limit(KEYS_PAGE))?;
-            if next.is_empty() {
-                return Ok(all);
-            }
-            all.extend(next);
-        }
+            self.keys(&page.scan().limit(KEYS_PAGE))
+        })
     }
 
     /// The number of index entries in a range.
@@ -570,6 +561,26 @@ fn walk<E>(
         let skip = u32::try_from(all.len())
             .map_err(|_| StoreError::Invalid("a range has too many entries to read".to_owned()))?;
         let next = read(skip, page)?;
+        if next.is_empty() {
+            return Ok(all);
+        }
+        all.extend(next);
+    }
+}
+
+/// Reads entries page by page, each page from `lower` (the range's own lower bound) and then
+/// from after the last key read, until a page comes back empty.
+fn walk_keys(
+    lower: Option<Bound>,
+    mut read: impl FnMut(Option<Bound>) -> Result<Vec<Entry>, StoreError>,
+) -> Result<Vec<Entry>, StoreError> {
+    let mut all: Vec<Entry> = Vec::new();
+    loop {
+        let from = match all.last() {
+            Some(entry) => Some(Bound::Exclusive(entry.key.clone())),
+            None => lower.clone(),
+        };
+        let next = read(from)?;
         if next.is_empty() {
             return Ok(all);
         }
@@ -631,6 +642,44 @@ mod tests {
         .unwrap();
         assert_eq!(all, data);
         assert_eq!(calls, [(0, 10), (7, 10), (14, 10), (21, 10), (25, 10)]);
+    }
+
+    #[test]
+    fn walk_keys_asks_from_after_the_last_key_read() {
+        let entry = |n: i64| Entry {
+            id: n.to_string(),
+            key: vec![KeyPart::Int(n)],
+        };
+        let mut asked = Vec::new();
+        let all = walk_keys(Some(Bound::Inclusive(vec![KeyPart::Int(3)])), |lower| {
+            asked.push(lower.clone());
+            // A host that returns at most 7 entries of the keys 0 to 24.
+            let first = match lower {
+                Some(Bound::Inclusive(key)) => key,
+                Some(Bound::Exclusive(key)) => vec![KeyPart::Int(match key[..] {
+                    [KeyPart::Int(n)] => n + 1,
+                    _ => unreachable!("one integer part"),
+                })],
+                None => vec![KeyPart::Int(0)],
+            };
+            let [KeyPart::Int(first)] = first[..] else {
+                unreachable!("one integer part")
+            };
+            Ok((first..25).take(7).map(entry).collect())
+        })
+        .unwrap();
+        assert_eq!(all, (3..25).map(entry).collect::<Vec<_>>());
+        let after = |n: i64| Some(Bound::Exclusive(vec![KeyPart::Int(n)]));
+        assert_eq!(
+            asked,
+            [
+                Some(Bound::Inclusive(vec![KeyPart::Int(3)])),
+                after(9),
+                after(16),
+                after(23),
+                after(24),
+            ]
+        );
     }
 
     #[test]
