@@ -10,6 +10,7 @@
 //! - [`i18n`] holds [`Language`] and the English, Spanish and Portuguese messages;
 //! - [`status`] holds [`BookingStatus`];
 //! - [`feed`] holds the query and the page of the bookings' change feed;
+//! - [`events`] tells what a change of a booking did, as the tenant's webhooks receive it;
 //! - [`paging`] holds limits, offsets, the booking list's id cursor and the lists' queries;
 //! - [`query`] holds the one rule for reading query parameters (last occurrence, empty is
 //!   absent);
@@ -30,6 +31,7 @@ pub mod dates;
 #[cfg(feature = "demo")]
 pub mod demo;
 pub mod error;
+pub mod events;
 pub mod feed;
 #[cfg(test)]
 mod fixtures;
