@@ -135,17 +135,24 @@ impl Storage {
         after: u64,
         limit: u32,
     ) -> Result<Vec<Change>> {
+        self.number_changes(tenant, collection).await?;
+        let mut tx = self.begin(tenant, Mode::ReadOnly).await?;
+        let plan = tx.scope.changes(collection, after, limit);
+        let changes = tx.run(plan).await?;
+        tx.roll_back().await?;
+        Ok(changes)
+    }
+    /// Numbers the committed changes of the feed of view `collection` not numbered yet, in a
+    /// transaction of its own ([`Scope::number_changes`]): on PostgreSQL, where writers leave
+    /// them unnumbered. SQLite's are numbered as they are written.
+    pub async fn number_changes(&self, tenant: &str, collection: &str) -> Result<()> {
         if self.sqlite().is_none() {
             let mut tx = self.begin(tenant, Mode::ReadWrite).await?;
             let plan = tx.scope.number_changes(collection);
             tx.run(plan).await?;
             tx.commit().await?;
         }
-        let mut tx = self.begin(tenant, Mode::ReadOnly).await?;
-        let plan = tx.scope.changes(collection, after, limit);
-        let changes = tx.run(plan).await?;
-        tx.roll_back().await?;
-        Ok(changes)
+        Ok(())
     }
 }
 

@@ -18,6 +18,7 @@ mod sqlite;
 pub mod tenants;
 #[cfg(test)]
 mod tests;
+pub mod webhooks;
 mod writers;
 
 use std::path::{Path, PathBuf};
@@ -330,4 +331,14 @@ pub fn redact(url: &str) -> String {
 /// Microseconds since the Unix epoch: the unit of every stored time.
 pub fn now_micros() -> i64 {
     chrono::Utc::now().timestamp_micros()
+}
+
+/// A stored time (microseconds since the epoch) as a date.
+fn time(micros: i64) -> chrono::DateTime<chrono::Utc> {
+    chrono::DateTime::from_timestamp_micros(micros).unwrap_or_default()
+}
+
+/// `wait` after `micros` (a stored time), saturating.
+fn micros_after(micros: i64, wait: Duration) -> i64 {
+    micros.saturating_add(i64::try_from(wait.as_micros()).unwrap_or(i64::MAX))
 }

@@ -4,7 +4,7 @@
 use serde::Serialize;
 use sqlx::Row as _;
 
-use super::{Result, Storage, read_rows};
+use super::{Result, Storage, micros_after, read_rows, time};
 
 /// A queued message as the operator sees it (`rentald queue list --json`).
 #[derive(Debug, Clone, Serialize)]
@@ -19,10 +19,6 @@ pub struct QueueMessage {
     pub created_at: chrono::DateTime<chrono::Utc>,
     pub delivered_at: Option<chrono::DateTime<chrono::Utc>>,
     pub last_error: Option<String>,
-}
-
-fn time(micros: i64) -> chrono::DateTime<chrono::Utc> {
-    chrono::DateTime::from_timestamp_micros(micros).unwrap_or_default()
 }
 
 impl Storage {
@@ -199,11 +195,6 @@ impl Storage {
             .await?;
         Ok(updated.rows_affected() == 1)
     }
-}
-
-/// `wait` after `micros` (a stored time), saturating.
-fn micros_after(micros: i64, wait: std::time::Duration) -> i64 {
-    micros.saturating_add(i64::try_from(wait.as_micros()).unwrap_or(i64::MAX))
 }
 
 /// How many messages of one tenant are in one open or dead state.
