@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
+use rental_domain::events::EventType;
 use rental_platform::{Component, PERMISSIONS};
 
 use crate::apidocs::ApiDocs;
@@ -18,7 +19,9 @@ use crate::runtime::{Runtime, wit};
 use crate::server::Site;
 use crate::storage::Storage;
 use crate::storage::components::{Install, Rollback};
-use crate::{auth, catalog, component_run, queue, scaffold, server, telemetry, tenancy, tls};
+use crate::{
+    auth, catalog, component_run, queue, scaffold, server, telemetry, tenancy, tls, webhook,
+};
 
 #[derive(Debug, Parser)]
 #[command(name = "rentald", version, about = "The car-rental platform host")]
@@ -55,6 +58,10 @@ enum Command {
     /// Manage a tenant's own components (in place of the platform's).
     #[command(subcommand)]
     Component(ComponentCommand),
+    /// Manage a tenant's event webhooks: the endpoints its bookings' events are sent to,
+    /// signed, and their deliveries (docs/contract.md, "Event webhooks").
+    #[command(subcommand)]
+    Webhook(WebhookCommand),
 }
 
 #[derive(Debug, Subcommand)]
@@ -273,6 +280,53 @@ enum QueueCommand {
     },
 }
 
+#[derive(Debug, Subcommand)]
+enum WebhookCommand {
+    /// Register an endpoint for the changes committed from now on; prints its id and the
+    /// secret its deliveries are signed with (shown only here).
+    Add {
+        #[arg(long)]
+        tenant: String,
+        /// Where deliveries are POSTed: an https:// URL (http:// with --insecure).
+        #[arg(long)]
+        url: String,
+        /// The event types it receives, comma-separated [default: all of them].
+        #[arg(long, value_delimiter = ',', value_name = "TYPES")]
+        events: Vec<String>,
+        /// Accept a plain http:// URL: deliveries, booking data included, travel unencrypted.
+        #[arg(long)]
+        insecure: bool,
+    },
+    /// List the endpoints (never their secrets).
+    List {
+        #[arg(long)]
+        tenant: String,
+        /// One JSON object a line (the only format).
+        #[arg(long, required = true)]
+        json: bool,
+    },
+    /// Remove an endpoint; its deliveries not made yet are dead, and the log keeps them all.
+    Remove {
+        #[arg(long)]
+        tenant: String,
+        /// The endpoint's id, as `add` printed it.
+        #[arg(long)]
+        id: i64,
+    },
+    /// List the deliveries, oldest first: event, status, attempts, the last answer's status
+    /// and latency, and the last error.
+    Deliveries {
+        #[arg(long)]
+        tenant: String,
+        /// Only this endpoint's.
+        #[arg(long, value_name = "ID")]
+        webhook: Option<i64>,
+        /// One JSON object a line (the only format).
+        #[arg(long, required = true)]
+        json: bool,
+    },
+}
+
 impl Cli {
     pub async fn run(self) -> anyhow::Result<()> {
         let serve = match &self.command {
@@ -409,6 +463,7 @@ impl Cli {
             Command::Catalog(CatalogCommand::Export { tenant, output }) => {
                 catalog::export(&storage, &tenant, output.as_deref()).await
             }
+            Command::Webhook(command) => webhook_command(&storage, command).await,
             Command::Queue(QueueCommand::List {
                 tenant,
                 topic,
@@ -423,6 +478,90 @@ impl Cli {
             }
         }
     }
+}
+
+/// The longest endpoint URL accepted.
+const MAX_WEBHOOK_URL: usize = 2_048;
+
+async fn webhook_command(storage: &Storage, command: WebhookCommand) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    match command {
+        WebhookCommand::Add {
+            tenant,
+            url,
+            events,
+            insecure,
+        } => {
+            check_webhook_url(&url, insecure)?;
+            let events = if events.is_empty() {
+                EventType::ALL.to_vec()
+            } else {
+                events
+                    .iter()
+                    .map(|name| name.trim().parse::<EventType>())
+                    .collect::<Result<_, _>>()?
+            };
+            let secret = format!("whsec_{}", hex::encode(rand::random::<[u8; 32]>()));
+            let id = storage.add_webhook(&tenant, &url, &events, &secret).await?;
+            let names: Vec<&str> = events.iter().map(|event| event.name()).collect();
+            writeln!(
+                out,
+                "added webhook {id} to tenant {tenant}: {url} ({})\nsigning secret: {secret}",
+                names.join(", ")
+            )?;
+        }
+        WebhookCommand::List { tenant, json: _ } => {
+            storage.require_tenant(&tenant).await?;
+            for endpoint in storage.webhooks(&tenant).await? {
+                serde_json::to_writer(&mut out, &endpoint)?;
+                writeln!(out)?;
+            }
+        }
+        WebhookCommand::Remove { tenant, id } => {
+            anyhow::ensure!(
+                storage.remove_webhook(&tenant, id).await?,
+                "tenant {tenant} has no webhook {id} (`rentald webhook list --tenant {tenant} \
+                 --json` shows them)"
+            );
+            writeln!(out, "removed webhook {id} of tenant {tenant}")?;
+        }
+        WebhookCommand::Deliveries {
+            tenant,
+            webhook,
+            json: _,
+        } => {
+            storage.require_tenant(&tenant).await?;
+            for delivery in storage.webhook_deliveries(&tenant, webhook).await? {
+                serde_json::to_writer(&mut out, &delivery)?;
+                writeln!(out)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Refuses an endpoint URL deliveries cannot, or should not, be sent to.
+fn check_webhook_url(text: &str, insecure: bool) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        text.len() <= MAX_WEBHOOK_URL,
+        "the URL is longer than {MAX_WEBHOOK_URL} bytes"
+    );
+    let url = url::Url::parse(text).with_context(|| format!("{text:?} is not a URL"))?;
+    match url.scheme() {
+        "https" => {}
+        "http" => anyhow::ensure!(
+            insecure,
+            "{text} is plain http://: deliveries would travel unencrypted (--insecure accepts it)"
+        ),
+        scheme => anyhow::bail!("{text}: a webhook is an https:// URL, not {scheme}://"),
+    }
+    anyhow::ensure!(url.host().is_some(), "{text} names no host");
+    anyhow::ensure!(
+        url.username().is_empty() && url.password().is_none(),
+        "{text} holds credentials: a receiver checks the signature instead"
+    );
+    anyhow::ensure!(url.fragment().is_none(), "{text} has a #fragment");
+    Ok(())
 }
 
 /// A component file that passed `component check`, with the runtime that checked it.
@@ -823,6 +962,10 @@ async fn run_server(config: Config, mut storage: Storage) -> anyhow::Result<()> 
             .await;
     }));
     let _stop_expiring = AbortOnDrop(tokio::spawn(app.storage.clone().expire_keys_forever()));
+    let _stop_sending = AbortOnDrop(tokio::spawn(webhook::run(
+        app.storage.clone(),
+        config.webhooks,
+    )));
     tokio::select! {
         () = server::serve(app, listener, tls, Site::Api, gate) => Ok(()),
         _ = tokio::signal::ctrl_c() => {

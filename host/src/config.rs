@@ -22,6 +22,7 @@ use crate::auth::LoginLimits;
 use crate::connection;
 use crate::runtime::{CpuShare, Limits};
 use crate::tls::TlsFiles;
+use crate::webhook;
 
 /// One layer of configuration over a lower one.
 trait Layer {
@@ -127,6 +128,8 @@ pub struct ServeArgs {
     login: LoginOptions,
     #[command(flatten)]
     connections: ConnectionOptions,
+    #[command(flatten)]
+    webhooks: WebhookOptions,
 }
 
 options! {
@@ -310,6 +313,33 @@ options! {
         ))]
         idle_timeout_ms: Option<u64>,
     }
+
+    /// How `serve` sends the tenants' event webhooks.
+    webhooks: WebhookOptions {
+        #[arg(long, env = "RENTALD_WEBHOOK_POLL_MS", value_name = "MS", help = with_default(
+            "How often the webhook sender looks for new changes and due deliveries when idle, \
+             in milliseconds",
+            Self::POLL_MS,
+        ))]
+        webhook_poll_ms: Option<u64>,
+        #[arg(long, env = "RENTALD_WEBHOOK_TIMEOUT_MS", value_name = "MS",
+            value_parser = clap::value_parser!(u64).range(1..), help = with_default(
+            "Time a webhook receiver has to answer a delivery, in milliseconds",
+            Self::TIMEOUT_MS,
+        ))]
+        webhook_timeout_ms: Option<u64>,
+        #[arg(long, env = "RENTALD_WEBHOOK_RETRY_MS", value_name = "MS",
+            value_parser = clap::value_parser!(u64).range(1..), help = with_default(
+            "The wait before a failed delivery's second attempt, in milliseconds; it doubles \
+             with every further attempt, up to an hour, for three days",
+            Self::RETRY_MS,
+        ))]
+        webhook_retry_ms: Option<u64>,
+        /// Send webhooks to loopback, private, link-local and other non-public addresses too
+        /// (in-house receivers); without it such an endpoint's deliveries fail, refused.
+        #[arg(long, env = "RENTALD_WEBHOOK_ALLOW_PRIVATE", value_parser = clap::builder::BoolishValueParser::new())]
+        webhook_allow_private: bool,
+    }
 }
 
 impl ConnectionOptions {
@@ -382,6 +412,24 @@ impl RuntimeOptions {
                     .map_or(defaults.cpu.share, |percent| f64::from(percent) / 100.0),
             },
             ..defaults
+        }
+    }
+}
+
+impl WebhookOptions {
+    const POLL_MS: u64 = 1_000;
+    const TIMEOUT_MS: u64 = 10_000;
+    const RETRY_MS: u64 = 10_000;
+
+    fn policy(&self) -> webhook::Policy {
+        let millis = |value: Option<u64>, default| Duration::from_millis(value.unwrap_or(default));
+        webhook::Policy {
+            poll: millis(self.webhook_poll_ms, Self::POLL_MS).max(Duration::from_millis(1)),
+            timeout: millis(self.webhook_timeout_ms, Self::TIMEOUT_MS),
+            first_retry: millis(self.webhook_retry_ms, Self::RETRY_MS),
+            max_retry: webhook::Policy::MAX_RETRY,
+            max_age: webhook::Policy::MAX_AGE,
+            allow_private: self.webhook_allow_private,
         }
     }
 }
@@ -471,6 +519,8 @@ pub struct Config {
     pub component_poll: Duration,
     /// How long a loaded component may stay unused before it is dropped.
     pub component_idle: Duration,
+    /// How the tenants' event webhooks are sent.
+    pub webhooks: webhook::Policy,
     pub transport: Transport,
 }
 
@@ -491,6 +541,7 @@ impl Config {
         let poll = flags.poll.or(file.poll);
         let login = flags.login.or(file.login);
         let connections = flags.connections.or(file.connections);
+        let webhooks = flags.webhooks.or(file.webhooks);
         let transport = match serve {
             Some(_) => flags.tls.or(file.tls).transport()?,
             None => Transport::Plain,
@@ -529,6 +580,7 @@ impl Config {
                     .unwrap_or(PollOptions::COMPONENT_POLL_MS)
                     .max(1),
             ),
+            webhooks: webhooks.policy(),
             component_idle: Duration::from_secs(
                 poll.component_idle_secs
                     .unwrap_or(PollOptions::COMPONENT_IDLE_SECS),

@@ -28,3 +28,4 @@ pub mod storage;
 mod telemetry;
 mod tenancy;
 mod tls;
+mod webhook;
