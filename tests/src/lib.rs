@@ -6,6 +6,7 @@
 //! `RENTALD_BIN` and `RENTALD_COMPONENTS_DIR`.
 
 pub mod bank;
+pub mod receiver;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};

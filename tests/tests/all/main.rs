@@ -13,6 +13,7 @@ mod component_run;
 mod components;
 mod conformance;
 mod dev;
+mod events;
 mod feed;
 mod front;
 mod guide;

@@ -21,11 +21,11 @@ fn dec(value: &Value) -> Decimal {
     Decimal::from_str(&value.to_string().replace('"', "")).unwrap()
 }
 
-fn now() -> i64 {
+pub(crate) fn now() -> i64 {
     chrono::Utc::now().timestamp()
 }
 
-fn signature(secret: &str, t: i64, body: &str) -> String {
+pub(crate) fn signature(secret: &str, t: i64, body: &str) -> String {
     let mut mac = Hmac::<Sha256>::new_from_slice(secret.as_bytes()).unwrap();
     mac.update(format!("{t}.{body}").as_bytes());
     format!("t={t},v1={}", hex::encode(mac.finalize().into_bytes()))
@@ -132,7 +132,7 @@ async fn payment_records(app: &TestApp) -> i64 {
     .await
 }
 
-fn bankone_event(event_id: &str, title: &str, amount: &str) -> String {
+pub(crate) fn bankone_event(event_id: &str, title: &str, amount: &str) -> String {
     json!({
         "EventId": event_id,
         "EventType": "payment.succeeded",
@@ -162,7 +162,11 @@ async fn post_webhook(
     (status, response.text().await.unwrap())
 }
 
-async fn post_bankone(app: &TestApp, signature: Option<&str>, body: &str) -> (u16, String) {
+pub(crate) async fn post_bankone(
+    app: &TestApp,
+    signature: Option<&str>,
+    body: &str,
+) -> (u16, String) {
     post_webhook(app, BANKONE_PATH, "BankOne-Signature", signature, body).await
 }
 
