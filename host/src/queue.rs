@@ -28,6 +28,7 @@ use tracing::Instrument as _;
 use crate::app::App;
 use crate::runtime::{Outcome, RequestContext};
 use crate::storage::queue::Claimed;
+use crate::telemetry::truncate;
 
 /// Each consumed topic and the component that consumes it. A topic that is not listed stays
 /// in the queue for `rentald queue list`.
@@ -228,7 +229,10 @@ fn settle(outcome: Outcome) -> Settle {
             response.status(),
             reason(response.body())
         )),
-        Outcome::Trap(trap) => Settle::Retry(truncate(format!("the consumer failed: {trap:#}"))),
+        Outcome::Trap(trap) => Settle::Retry(truncate(
+            format!("the consumer failed: {trap:#}"),
+            MAX_ERROR,
+        )),
         Outcome::Timeout => Settle::Retry("the consumer ran past its deadline".to_owned()),
         Outcome::Busy => Settle::Retry("the tenant's components were all running".to_owned()),
     }
@@ -240,18 +244,7 @@ fn reason(body: &[u8]) -> String {
         .ok()
         .and_then(|v| v.get("Reason").and_then(|r| r.as_str()).map(str::to_owned))
         .unwrap_or_else(|| String::from_utf8_lossy(body).into_owned());
-    truncate(text)
-}
-
-fn truncate(mut text: String) -> String {
-    if text.len() > MAX_ERROR {
-        let mut end = MAX_ERROR;
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        text.truncate(end);
-    }
-    text
+    truncate(text, MAX_ERROR)
 }
 
 #[cfg(test)]
@@ -291,12 +284,5 @@ mod tests {
         assert_eq!(policy.backoff_after(4), Duration::from_secs(8));
         assert_eq!(policy.backoff_after(30), Duration::from_secs(300));
         assert_eq!(policy.lease, Duration::from_secs(15));
-    }
-
-    #[test]
-    fn long_errors_are_cut_on_a_character() {
-        let text = "é".repeat(MAX_ERROR);
-        let cut = truncate(text);
-        assert!(cut.len() <= MAX_ERROR && cut.chars().all(|c| c == 'é'));
     }
 }

@@ -18,6 +18,7 @@ use tracing::Instrument as _;
 
 use crate::storage::Storage;
 use crate::storage::webhooks::{Attempt, ClaimedDelivery, Settled};
+use crate::telemetry::{describe, truncate};
 
 /// Changes turned into deliveries at once per endpoint.
 const FAN_OUT_BATCH: u32 = 500;
@@ -200,7 +201,7 @@ async fn send(
     let failed = |status, error: String| Attempt {
         status,
         latency: started.elapsed(),
-        error: Some(truncate(error)),
+        error: Some(truncate(error, MAX_ERROR)),
     };
     if !policy.allow_private
         && let Some(ip) = literal_address(url)
@@ -239,7 +240,7 @@ async fn send(
             None,
             format!("no answer within {} ms", policy.timeout.as_millis()),
         ),
-        Err(e) => failed(None, chain(&e)),
+        Err(e) => failed(None, describe(&e)),
     }
 }
 
@@ -252,29 +253,6 @@ pub fn signature(secret: &[u8], t: i64, body: &[u8]) -> String {
     mac.update(format!("{t}.").as_bytes());
     mac.update(body);
     format!("t={t},v1={}", hex::encode(mac.finalize().into_bytes()))
-}
-
-/// An error with its causes, which say why a connection failed.
-fn chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
-}
-
-fn truncate(mut text: String) -> String {
-    if text.len() > MAX_ERROR {
-        let mut end = MAX_ERROR;
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        text.truncate(end);
-    }
-    text
 }
 
 fn refusal(host: &str) -> String {

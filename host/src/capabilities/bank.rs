@@ -26,6 +26,7 @@ use crate::bindings::bank::{self, BankError, Settlement};
 use crate::runtime::HostState;
 use crate::storage::tenants::Tenant;
 use crate::storage::{self, Storage};
+use crate::telemetry;
 
 /// What a bank call fails with: a WIT `bank-error` for the guest, or a trap (the database
 /// failed while the configuration was read).
@@ -130,18 +131,6 @@ impl BankConfig {
     }
 }
 
-/// An error with its causes, without key material (rustls and reqwest never print keys).
-fn describe(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
-}
-
 rental_domain::wit_bank_conversions!(crate::bindings::bank);
 
 /// Asks the bank for `settlement_id`. `Ok(None)`: the bank answered 404.
@@ -158,13 +147,13 @@ pub async fn confirm(
         .no_proxy()
         .timeout(timeout)
         .build()
-        .map_err(|e| BankError::NotConfigured(describe(&e)))?;
+        .map_err(|e| BankError::NotConfigured(telemetry::describe(&e)))?;
     let mut response = client
         .get(url)
         .header(http::header::ACCEPT, "application/json")
         .send()
         .await
-        .map_err(|e| BankError::Unreachable(describe(&e)))?;
+        .map_err(|e| BankError::Unreachable(telemetry::describe(&e)))?;
     let Some(mut answer) = BankAnswer::start(response.status().as_u16()).map_err(answer_error)?
     else {
         return Ok(None);
@@ -172,7 +161,7 @@ pub async fn confirm(
     while let Some(chunk) = response
         .chunk()
         .await
-        .map_err(|e| BankError::Unreachable(describe(&e)))?
+        .map_err(|e| BankError::Unreachable(telemetry::describe(&e)))?
     {
         answer.push(&chunk).map_err(answer_error)?;
     }
