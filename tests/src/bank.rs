@@ -231,18 +231,7 @@ impl TestBank {
     /// Listens again on the same port.
     pub async fn restart(&self) {
         self.stop();
-        // The aborted task closes its listener when it is dropped; give it a moment.
-        let mut tries = 0;
-        let listener = loop {
-            match TcpListener::bind(self.addr).await {
-                Ok(listener) => break listener,
-                Err(_) if tries < 50 => {
-                    tries += 1;
-                    tokio::time::sleep(Duration::from_millis(20)).await;
-                }
-                Err(e) => panic!("the bank cannot listen on {} again: {e}", self.addr),
-            }
-        };
+        let listener = crate::bind_again(self.addr).await;
         self.serve(listener);
     }
 

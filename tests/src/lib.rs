@@ -100,6 +100,22 @@ enum Database {
     Postgres { admin_url: String, name: String },
 }
 
+/// Listens on `addr` again, once the listener a stopped test server held there is closed (its
+/// aborted task drops it a moment later).
+pub async fn bind_again(addr: SocketAddr) -> tokio::net::TcpListener {
+    let mut tries = 0;
+    loop {
+        match tokio::net::TcpListener::bind(addr).await {
+            Ok(listener) => return listener,
+            Err(_) if tries < 50 => {
+                tries += 1;
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            Err(e) => panic!("cannot listen on {addr} again: {e}"),
+        }
+    }
+}
+
 /// One running `rentald` with its own data directory and database.
 pub struct TestApp {
     pub addr: SocketAddr,
