@@ -107,10 +107,20 @@ pub async fn run(storage: Storage, policy: Policy) {
         let sent_any = !claimed.is_empty();
         let mut sending = JoinSet::new();
         for delivery in claimed {
-            let (storage, client) = (storage.clone(), client.clone());
-            sending.spawn(async move { deliver(&storage, &client, &policy, delivery).await });
+            let client = client.clone();
+            sending.spawn(async move { deliver(&client, &policy, delivery).await });
         }
-        while sending.join_next().await.is_some() {}
+        // Recorded together, in one transaction: one commit for the batch rather than one
+        // per delivery.
+        let sent: Vec<_> = sending.join_all().await;
+        match storage.settle_webhook_deliveries(&sent).await {
+            Ok(lost) if lost > 0 => tracing::warn!(
+                deliveries = lost,
+                "deliveries' leases ran out before they were recorded"
+            ),
+            Ok(_) => {}
+            Err(e) => tracing::error!(error = %e, "recording webhook deliveries"),
+        }
         if !sent_any && !more_changes {
             tokio::time::sleep(policy.poll).await;
         }
@@ -131,13 +141,12 @@ fn client(policy: &Policy) -> reqwest::Result<reqwest::Client> {
     builder.build()
 }
 
-/// Sends one delivery and records what became of it.
+/// Sends one delivery: what became of the attempt, and of the delivery.
 async fn deliver(
-    storage: &Storage,
     client: &reqwest::Client,
     policy: &Policy,
     delivery: ClaimedDelivery,
-) {
+) -> (ClaimedDelivery, Attempt, Settled) {
     let span = tracing::info_span!(
         "webhook",
         delivery = delivery.id,
@@ -176,17 +185,10 @@ async fn deliver(
             ),
             Some(error) => tracing::warn!(%error, outcome = ?settled, "webhook delivery failed"),
         }
-        match storage
-            .settle_webhook_delivery(&delivery, &attempt, settled)
-            .await
-        {
-            Ok(true) => {}
-            Ok(false) => tracing::warn!("the delivery's lease ran out before it was recorded"),
-            Err(e) => tracing::error!(error = %e, "recording a webhook delivery"),
-        }
+        (delivery, attempt, settled)
     }
     .instrument(span)
-    .await;
+    .await
 }
 
 /// One attempt: a signed POST of the payload; success is a 2xx answer.

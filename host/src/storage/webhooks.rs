@@ -50,7 +50,7 @@ pub struct DeliveryRecord {
 }
 
 /// A delivery claimed for sending. It stays invisible to other hosts until its lease ends;
-/// [`Storage::settle_webhook_delivery`] settles it while the claim is still the latest.
+/// [`Storage::settle_webhook_deliveries`] settles it while the claim is still the latest.
 #[derive(Debug, Clone)]
 pub struct ClaimedDelivery {
     pub id: i64,
@@ -369,35 +369,45 @@ impl Storage {
         Ok(out)
     }
 
-    /// Records `attempt` at a claimed delivery and what it becomes. False when the claim was
-    /// lost (its lease ran out and another host took it).
-    pub async fn settle_webhook_delivery(
+    /// Records each attempt at a claimed delivery and what the delivery becomes, in one
+    /// transaction. Returns how many claims were lost (their lease ran out and another host
+    /// took them): those are not recorded.
+    pub async fn settle_webhook_deliveries(
         &self,
-        delivery: &ClaimedDelivery,
-        attempt: &Attempt,
-        settled: Settled,
-    ) -> Result<bool> {
+        sent: &[(ClaimedDelivery, Attempt, Settled)],
+    ) -> Result<usize> {
+        if sent.is_empty() {
+            return Ok(0);
+        }
         let now = now_micros();
-        let (status, available_at, delivered_at) = match settled {
-            Settled::Delivered => ("delivered", now, Some(now)),
-            Settled::RetryAt(at) => ("pending", at, None),
-            Settled::Dead => ("dead", now, None),
-        };
-        let updated = sqlx::query(
-            "UPDATE webhook_deliveries SET status = $3, available_at = $4, delivered_at = $5, \
-                 last_status = $6, last_latency_ms = $7, last_error = $8 \
-             WHERE id = $1 AND attempts = $2 AND status = 'processing'",
-        )
-        .bind(delivery.id)
-        .bind(delivery.attempts)
-        .bind(status)
-        .bind(available_at)
-        .bind(delivered_at)
-        .bind(attempt.status.map(i64::from))
-        .bind(i64::try_from(attempt.latency.as_millis()).unwrap_or(i64::MAX))
-        .bind(attempt.error.as_deref())
-        .execute(self.pool())
-        .await?;
-        Ok(updated.rows_affected() == 1)
+        let mut tx = self.pool().begin().await?;
+        let mut lost = 0;
+        for (delivery, attempt, settled) in sent {
+            let (status, available_at, delivered_at) = match *settled {
+                Settled::Delivered => ("delivered", now, Some(now)),
+                Settled::RetryAt(at) => ("pending", at, None),
+                Settled::Dead => ("dead", now, None),
+            };
+            let updated = sqlx::query(
+                "UPDATE webhook_deliveries SET status = $3, available_at = $4, \
+                     delivered_at = $5, last_status = $6, last_latency_ms = $7, last_error = $8 \
+                 WHERE id = $1 AND attempts = $2 AND status = 'processing'",
+            )
+            .bind(delivery.id)
+            .bind(delivery.attempts)
+            .bind(status)
+            .bind(available_at)
+            .bind(delivered_at)
+            .bind(attempt.status.map(i64::from))
+            .bind(i64::try_from(attempt.latency.as_millis()).unwrap_or(i64::MAX))
+            .bind(attempt.error.as_deref())
+            .execute(&mut *tx)
+            .await?;
+            if updated.rows_affected() == 0 {
+                lost += 1;
+            }
+        }
+        tx.commit().await?;
+        Ok(lost)
     }
 }
