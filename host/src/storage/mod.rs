@@ -298,6 +298,17 @@ impl Storage {
         self.sqlite.as_ref()
     }
 
+    /// On SQLite, this process's writer turn, for a short write through the pool: it then
+    /// waits in line with the document store's writers rather than on the file's lock, where
+    /// it would sleep and retry behind them for as long as they keep coming. None on
+    /// PostgreSQL, whose writers lock rows.
+    async fn writer_turn(&self) -> Option<tokio::sync::OwnedMutexGuard<()>> {
+        match self.sqlite() {
+            Some(connections) => Some(connections.wait_for_turn().await),
+            None => None,
+        }
+    }
+
     /// Refreshes the planner's statistics after a bulk load. PostgreSQL plans by them, and
     /// autovacuum refreshes them only a while after the load: until then a freshly loaded
     /// tenant's pages were planned as if the tables were empty, a scan of a whole collection

@@ -203,7 +203,7 @@ impl Connections {
     }
 
     /// This process's writer turn, once every writer before has ended.
-    async fn wait_for_turn(&self) -> tokio::sync::OwnedMutexGuard<()> {
+    pub(super) async fn wait_for_turn(&self) -> tokio::sync::OwnedMutexGuard<()> {
         Arc::clone(&self.turn).lock_owned().await
     }
 

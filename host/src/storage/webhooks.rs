@@ -246,6 +246,7 @@ impl Storage {
                     events::event_body(event, change, booking_id),
                 ));
             }
+            let _turn = self.writer_turn().await;
             let mut tx = self.pool().begin().await?;
             let moved = sqlx::query(
                 "UPDATE webhook_endpoints SET position = $3 WHERE id = $1 AND position = $2",
@@ -323,12 +324,14 @@ impl Storage {
              RETURNING id, tenant, endpoint_id, event_type, payload, attempts, created_at",
             lock = self.backend().claim_lock()
         );
+        let turn = self.writer_turn().await;
         let rows = sqlx::query(&sql)
             .bind(micros_after(now, lease))
             .bind(now)
             .bind(limit)
             .fetch_all(self.pool())
             .await?;
+        drop(turn);
         let claimed = read_rows(&rows, |row| {
             Ok((
                 row.try_get::<i64, _>(2)?,
@@ -380,6 +383,7 @@ impl Storage {
             return Ok(0);
         }
         let now = now_micros();
+        let _turn = self.writer_turn().await;
         let mut tx = self.pool().begin().await?;
         let mut lost = 0;
         for (delivery, attempt, settled) in sent {
