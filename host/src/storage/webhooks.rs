@@ -18,6 +18,7 @@ use rental_store_sql::StoreError;
 use serde::Serialize;
 use sqlx::Row as _;
 
+use super::documents::Change;
 use super::{Result, Storage, micros_after, now_micros, read_rows, time};
 
 /// A registered endpoint, as `rentald webhook list` shows it (never its secret).
@@ -82,6 +83,28 @@ pub enum Settled {
     /// Tried again at this time (microseconds since the epoch).
     RetryAt(i64),
     Dead,
+}
+
+/// An endpoint as the fan-out reads it.
+struct Fanned {
+    id: i64,
+    tenant: String,
+    wanted: Vec<EventType>,
+    /// The feed position up to which changes became its deliveries.
+    position: i64,
+}
+
+/// One event told from a change of the feed.
+struct Event {
+    position: i64,
+    event: EventType,
+    booking: String,
+    body: String,
+}
+
+/// A feed position as stored.
+fn position_value(position: u64) -> i64 {
+    i64::try_from(position).unwrap_or(i64::MAX)
 }
 
 impl Storage {
@@ -193,93 +216,127 @@ impl Storage {
         })
     }
 
-    /// Turns the changes committed after each endpoint's position (at most `batch` per
-    /// endpoint) into its deliveries, of the events it receives. Returns how many changes
-    /// were read: as many as `batch` means more may wait.
+    /// Turns the changes committed after each endpoint's position into its deliveries, of the
+    /// events it receives. A tenant's changes are read, and their events told, once for all
+    /// its endpoints: at most `batch` of them, after the endpoint furthest behind. Returns the
+    /// most changes read for one tenant: as many as `batch` means more may wait.
     pub async fn fan_out_webhooks(&self, batch: u32) -> Result<usize> {
-        let rows =
-            sqlx::query("SELECT id, tenant, events, position FROM webhook_endpoints ORDER BY id")
-                .fetch_all(self.pool())
-                .await?;
+        let rows = sqlx::query(
+            "SELECT id, tenant, events, position FROM webhook_endpoints ORDER BY tenant, id",
+        )
+        .fetch_all(self.pool())
+        .await?;
         let endpoints = read_rows(&rows, |row| {
-            Ok((
-                row.try_get::<i64, _>(0)?,
-                row.try_get::<String, _>(1)?,
-                row.try_get::<String, _>(2)?,
-                row.try_get::<i64, _>(3)?,
-            ))
+            let events: String = row.try_get(2)?;
+            Ok(Fanned {
+                id: row.try_get(0)?,
+                tenant: row.try_get(1)?,
+                wanted: events.split(',').filter_map(|e| e.parse().ok()).collect(),
+                position: row.try_get(3)?,
+            })
         })?;
         let mut most = 0;
-        for (id, tenant, events, position) in endpoints {
-            let wanted: Vec<EventType> = events.split(',').filter_map(|e| e.parse().ok()).collect();
-            let after = u64::try_from(position).unwrap_or_default();
+        for endpoints in endpoints.chunk_by(|a, b| a.tenant == b.tenant) {
+            let tenant = &endpoints[0].tenant;
+            let after = endpoints
+                .iter()
+                .map(|e| e.position)
+                .min()
+                .unwrap_or_default();
             let changes = self
-                .changes(&tenant, BOOKING_ITEMS.collection, after, batch)
+                .changes(
+                    tenant,
+                    BOOKING_ITEMS.collection,
+                    u64::try_from(after).unwrap_or_default(),
+                    batch,
+                )
                 .await?;
-            let Some(last) = changes.last().map(|change| change.position) else {
+            let Some(end) = changes.last().map(|change| position_value(change.position)) else {
                 continue;
             };
             most = most.max(changes.len());
-            let mut latest: HashMap<String, Option<String>> = HashMap::new();
-            let mut deliveries = Vec::new();
-            for change in &changes {
-                let previous = match latest.get(&change.id) {
-                    Some(body) => body.clone(),
-                    None => {
-                        self.previous_change(&tenant, &change.id, change.position)
-                            .await?
-                    }
-                };
-                let event = events::event_of(previous.as_deref(), change)
-                    .map_err(|e| StoreError::Invalid(e.to_string()))?;
-                latest.insert(change.id.clone(), change.body.clone());
-                let Some(event) = event.filter(|event| wanted.contains(event)) else {
-                    continue;
-                };
-                let booking_id: i64 = change.id.parse().map_err(|_| {
-                    StoreError::Invalid(format!("booking Id {:?} is no number", change.id))
-                })?;
-                deliveries.push((
-                    change.position,
-                    event,
-                    change.id.clone(),
-                    events::event_body(event, change, booking_id),
-                ));
+            let events = self.events_of(tenant, &changes).await?;
+            for endpoint in endpoints {
+                self.make_deliveries(endpoint, &events, end).await?;
             }
-            let _turn = self.writer_turn().await;
-            let mut tx = self.pool().begin().await?;
-            let moved = sqlx::query(
-                "UPDATE webhook_endpoints SET position = $3 WHERE id = $1 AND position = $2",
-            )
-            .bind(id)
-            .bind(position)
-            .bind(i64::try_from(last).unwrap_or(i64::MAX))
-            .execute(&mut *tx)
-            .await?;
-            if moved.rows_affected() == 0 {
-                // Another host made these deliveries, or the endpoint was removed.
-                continue;
-            }
-            let now = now_micros();
-            for (position, event, booking, payload) in deliveries {
-                sqlx::query(
-                    "INSERT INTO webhook_deliveries (tenant, endpoint_id, position, event_type, \
-                         booking_id, payload, status, available_at, created_at) \
-                     VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $7)",
-                )
-                .bind(&tenant)
-                .bind(id)
-                .bind(i64::try_from(position).unwrap_or(i64::MAX))
-                .bind(event.name())
-                .bind(booking)
-                .bind(payload)
-                .bind(now)
-                .execute(&mut *tx)
-                .await?;
-            }
-            tx.commit().await?;
         }
         Ok(most)
+    }
+
+    /// The event each of `changes` (a page of `tenant`'s feed, in order) is, with its body and
+    /// its position; changes that are no event are left out.
+    async fn events_of(&self, tenant: &str, changes: &[Change]) -> Result<Vec<Event>> {
+        let mut latest: HashMap<&str, Option<&str>> = HashMap::new();
+        let mut out = Vec::new();
+        for change in changes {
+            let previous = match latest.get(change.id.as_str()) {
+                Some(body) => body.map(str::to_owned),
+                None => {
+                    self.previous_change(tenant, &change.id, change.position)
+                        .await?
+                }
+            };
+            let event = events::event_of(previous.as_deref(), change)
+                .map_err(|e| StoreError::Invalid(e.to_string()))?;
+            latest.insert(&change.id, change.body.as_deref());
+            let Some(event) = event else {
+                continue;
+            };
+            let booking_id: i64 = change.id.parse().map_err(|_| {
+                StoreError::Invalid(format!("booking Id {:?} is no number", change.id))
+            })?;
+            out.push(Event {
+                position: position_value(change.position),
+                event,
+                booking: change.id.clone(),
+                body: events::event_body(event, change, booking_id),
+            });
+        }
+        Ok(out)
+    }
+
+    /// Makes `endpoint`'s deliveries of `events` after its position, of the types it receives,
+    /// and moves it to `end` (the position of the last change read), in one transaction;
+    /// nothing when another host moved it first (or it was removed).
+    async fn make_deliveries(&self, endpoint: &Fanned, events: &[Event], end: i64) -> Result<()> {
+        if end <= endpoint.position {
+            return Ok(());
+        }
+        let _turn = self.writer_turn().await;
+        let mut tx = self.pool().begin().await?;
+        let moved = sqlx::query(
+            "UPDATE webhook_endpoints SET position = $3 WHERE id = $1 AND position = $2",
+        )
+        .bind(endpoint.id)
+        .bind(endpoint.position)
+        .bind(end)
+        .execute(&mut *tx)
+        .await?;
+        if moved.rows_affected() == 0 {
+            return Ok(());
+        }
+        let now = now_micros();
+        let wanted = events.iter().filter(|event| {
+            event.position > endpoint.position && endpoint.wanted.contains(&event.event)
+        });
+        for event in wanted {
+            sqlx::query(
+                "INSERT INTO webhook_deliveries (tenant, endpoint_id, position, event_type, \
+                     booking_id, payload, status, available_at, created_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $7)",
+            )
+            .bind(&endpoint.tenant)
+            .bind(endpoint.id)
+            .bind(event.position)
+            .bind(event.event.name())
+            .bind(&event.booking)
+            .bind(&event.body)
+            .bind(now)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(())
     }
 
     /// The booking's list form as the change before `position` of booking `id` left it; `None`
@@ -297,7 +354,7 @@ impl Storage {
         .bind(tenant)
         .bind(BOOKING_ITEMS.collection)
         .bind(id)
-        .bind(i64::try_from(position).unwrap_or(i64::MAX))
+        .bind(position_value(position))
         .fetch_optional(self.pool())
         .await?;
         Ok(body.flatten())
