@@ -4,7 +4,8 @@
 //! The crate depends on the guest SDK (`rental-guest`, `rental-domain`) and on the platform's
 //! component `NAME` without its own export, by path into a source checkout of the platform:
 //! the one `rentald` was built from, or `--sdk DIR`. Its files are the templates beside this
-//! module (`scaffold/*.in`), filled by [`fill`]: `listing` and `booking` get rules of their own
+//! module (`scaffold/*.in`), filled by [`fill`], and the platform's `.cargo/config.toml` (the
+//! components' initial memory), as it is. `listing` and `booking` get rules of their own
 //! (their extension points, `listing::Rules` and `booking::Rules`), every other component a
 //! wrapper around the platform's handler. Each comes with a test on the guest SDK's test host.
 
@@ -15,6 +16,8 @@ use rental_platform::Component;
 
 const CARGO_TOML: &str = include_str!("scaffold/Cargo.toml.in");
 const GITIGNORE: &str = include_str!("scaffold/gitignore.in");
+/// The platform's own build settings for components (their initial memory), as they are.
+const CARGO_CONFIG: &str = include_str!("../../.cargo/config.toml");
 const README: &str = include_str!("scaffold/README.md.in");
 const LISTING: &str = include_str!("scaffold/listing.rs.in");
 const BOOKING: &str = include_str!("scaffold/booking.rs.in");
@@ -98,13 +101,16 @@ pub fn new(name: &str, dir: &Path, sdk: Option<&Path>) -> anyhow::Result<NewCrat
         _ => WRAPPER,
     };
 
-    let src = dir.join("src");
-    std::fs::create_dir_all(&src).with_context(|| format!("creating {}", src.display()))?;
+    for sub in ["src", ".cargo"] {
+        let sub = dir.join(sub);
+        std::fs::create_dir_all(&sub).with_context(|| format!("creating {}", sub.display()))?;
+    }
     for (file, template) in [
         ("Cargo.toml", CARGO_TOML),
         (".gitignore", GITIGNORE),
         ("README.md", README),
         ("src/lib.rs", lib),
+        (".cargo/config.toml", CARGO_CONFIG),
     ] {
         let path = dir.join(file);
         std::fs::write(&path, fill(template, &values)?)

@@ -34,19 +34,21 @@ pub const SEAT_WAIT: Duration = Duration::from_secs(1);
 /// Clocks, shared by the tenants whose slugs hash alike.
 const CLOCKS: usize = 1024;
 
-/// What each MiB of a request's memory costs it: filling pages costs the host far more than
-/// the guest's ticks show (the kernel faults them in, and the other cores are interrupted to
-/// flush their TLBs as the memory grows and is reset), and a large fill evicts the other
-/// tenants' requests from the caches.
+/// What each MiB a request's memory grows by costs it: filling new pages costs the host far
+/// more than the guest's ticks show (the kernel opens them up and faults them in, and the
+/// other cores are interrupted to flush their TLBs when the slot is closed again), and a
+/// large fill evicts the other tenants' requests from the caches. The memory an instance
+/// starts with comes accessible with its pooled slot and is not charged: only the time its
+/// reset takes is.
 const MEMORY_COST_PER_MIB: Duration = Duration::from_millis(1);
 
-/// A request's cost as its tenant's clock counts it: the `ticks` it ran into, its largest
-/// memory (`memory_peak` bytes) at [`MEMORY_COST_PER_MIB`], and the time its store took to be
-/// reset once it ended. The platform's components, a few MiB each and reset in well under a
-/// millisecond, barely notice; a request filling 64 MiB is past a 50 ms burst however few
-/// ticks it ran, and its tenant pays for every MiB.
-fn cost(ticks: Duration, memory_peak: usize, reset: Duration) -> Duration {
-    let mib = u32::try_from(memory_peak >> 20).unwrap_or(u32::MAX);
+/// A request's cost as its tenant's clock counts it: the `ticks` it ran into, how far its
+/// memory grew (`memory_grown` bytes) at [`MEMORY_COST_PER_MIB`], and the time its store took
+/// to be reset once it ended. The platform's components, which grow little or not at all and
+/// are reset in well under a millisecond, barely notice; a request filling 64 MiB is past a
+/// 50 ms burst however few ticks it ran, and its tenant pays for every MiB.
+fn cost(ticks: Duration, memory_grown: usize, reset: Duration) -> Duration {
+    let mib = u32::try_from(memory_grown >> 20).unwrap_or(u32::MAX);
     ticks
         .saturating_add(MEMORY_COST_PER_MIB.saturating_mul(mib))
         .saturating_add(reset)
@@ -126,17 +128,17 @@ impl Pacer {
         }
     }
 
-    /// How long a request must sleep after running one more `tick`, its largest memory now
-    /// `memory_peak` bytes.
-    pub fn pace(&self, meter: &mut Meter, tick: Duration, memory_peak: usize) -> Duration {
+    /// How long a request must sleep after running one more `tick`, its memory now
+    /// `memory_grown` bytes past the size it started with.
+    pub fn pace(&self, meter: &mut Meter, tick: Duration, memory_grown: usize) -> Duration {
         meter.ticks += tick;
-        self.count(meter, cost(meter.ticks, memory_peak, Duration::ZERO))
+        self.count(meter, cost(meter.ticks, memory_grown, Duration::ZERO))
     }
 
     /// Counts what an ended request cost since its last tick, with the time its store took to
     /// be `reset`. Its tenant's next runners wait for it.
-    pub fn settle(&self, mut meter: Meter, memory_peak: usize, reset: Duration) {
-        let cost = cost(meter.ticks, memory_peak, reset);
+    pub fn settle(&self, mut meter: Meter, memory_grown: usize, reset: Duration) {
+        let cost = cost(meter.ticks, memory_grown, reset);
         self.count(&mut meter, cost);
     }
 

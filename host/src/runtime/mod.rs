@@ -617,7 +617,7 @@ impl Runtime {
             // The guest's running time is counted in the ticks it runs into, about (a guest
             // that waited for a core or for I/O across several ticks counts one), so that a
             // request slowed down by a busy host is not taken for a long runner.
-            let wait = pacer.pace(&mut store.data_mut().meter, EPOCH_TICK, watch.peak());
+            let wait = pacer.pace(&mut store.data_mut().meter, EPOCH_TICK, watch.grown());
             // A guest inside a write is charged but not put to sleep: asleep, it would hold
             // the file's writer turn (SQLite) or its rows (PostgreSQL) for every other writer
             // and run into its write deadline. Its tenant's next runners pay for its time.
@@ -743,7 +743,7 @@ impl Calls {
                 let meter = store.data().meter;
                 let resetting = Instant::now();
                 drop(store);
-                pacer.settle(meter, memory.peak(), resetting.elapsed());
+                pacer.settle(meter, memory.grown(), resetting.elapsed());
                 drop(seat);
                 called
             })

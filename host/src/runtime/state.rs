@@ -132,6 +132,8 @@ pub struct MemoryWatch {
     /// The largest size, in bytes, a memory of the store was allowed to have. The limit is
     /// per memory, so this is the figure to hold against it.
     peak: AtomicUsize,
+    /// The largest size a memory of the store started with, in bytes.
+    initial: AtomicUsize,
 }
 
 impl MemoryWatch {
@@ -144,6 +146,14 @@ impl MemoryWatch {
     pub fn peak(&self) -> usize {
         self.peak.load(Ordering::Relaxed)
     }
+
+    /// How far the memories grew past the size they started with, in bytes: the pages the
+    /// kernel had to open up to the guest while it ran. A memory's initial pages come with
+    /// its pooled slot, already accessible.
+    pub fn grown(&self) -> usize {
+        self.peak()
+            .saturating_sub(self.initial.load(Ordering::Relaxed))
+    }
 }
 
 impl ResourceLimiter for GuestLimits {
@@ -155,6 +165,9 @@ impl ResourceLimiter for GuestLimits {
     ) -> wasmtime::Result<bool> {
         let allowed = self.store.memory_growing(current, desired, maximum)?;
         if allowed {
+            if current == 0 {
+                self.memory.initial.fetch_max(desired, Ordering::Relaxed);
+            }
             self.memory.peak.fetch_max(desired, Ordering::Relaxed);
         } else {
             self.memory.refused.store(true, Ordering::Relaxed);
@@ -316,5 +329,27 @@ impl WasiHttpView for HostState {
             table: &mut self.table,
             hooks: Default::default(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A memory's initial size is told apart from its growth: the pacer charges the growth.
+    #[test]
+    fn memory_growth_is_counted_past_the_initial_size() {
+        let memory = Arc::new(MemoryWatch::default());
+        let mut limits = GuestLimits {
+            store: StoreLimitsBuilder::new().memory_size(16 << 20).build(),
+            memory: memory.clone(),
+        };
+        assert!(limits.memory_growing(0, 4 << 20, None).unwrap());
+        assert_eq!((memory.peak(), memory.grown()), (4 << 20, 0));
+        assert!(limits.memory_growing(4 << 20, 7 << 20, None).unwrap());
+        assert_eq!((memory.peak(), memory.grown()), (7 << 20, 3 << 20));
+        assert!(!limits.memory_growing(7 << 20, 32 << 20, None).unwrap());
+        assert_eq!((memory.peak(), memory.grown()), (7 << 20, 3 << 20));
+        assert!(memory.refused());
     }
 }

@@ -430,9 +430,9 @@ fn paced_seconds(metrics: &str) -> f64 {
 }
 
 /// A tenant pays for the memory its requests fill, a millisecond a MiB on top of their ticks,
-/// and for the reset of that memory: at a tenth of a core, four fills of 64 MiB put its clock
-/// 4 x 64 x 10 ms ahead of what their ticks alone would, and its requests sleep most of that
-/// off. Before memory was charged, a fill only moved its request out of its burst sooner,
+/// and for the reset of that memory: at a tenth of a core, four fills from the 4 MiB the
+/// component starts with to 64 MiB put its clock 4 x 60 x 10 ms ahead of what their ticks
+/// alone would, and its requests sleep most of that off. Before memory was charged, a fill only moved its request out of its burst sooner,
 /// and the tenant slept for its ticks alone. (The share is small so that the time the fills
 /// themselves take, longer on a loaded machine, is small beside what they are charged.)
 #[tokio::test]
@@ -455,11 +455,11 @@ async fn a_tenant_pays_for_the_memory_its_requests_fill() {
         let filled = app.get("hog", "/api/cars?behave=alloc", &hog).await;
         assert_eq!(filled.status(), 500, "the fill ends at the memory limit");
     }
-    let charged_for_memory = f64::from(FILLS * 64) * 0.001 / 0.1;
+    let charged_for_memory = f64::from(FILLS * (64 - 4)) * 0.001 / 0.1;
     let paced = paced_seconds(&app.metrics_get("/metrics").await.1);
     assert!(
         paced >= 0.5 * charged_for_memory,
-        "{FILLS} fills of 64 MiB slept {paced} s, less than half the {charged_for_memory} s \
+        "{FILLS} fills to 64 MiB slept {paced} s, less than half the {charged_for_memory} s \
          their memory costs at a tenth of a core"
     );
 }
