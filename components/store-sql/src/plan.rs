@@ -270,6 +270,17 @@ pub fn text(row: &[Value], i: usize) -> Result<String, StoreError> {
     }
 }
 
+/// Takes column `i` of `row` as text, leaving it empty: a document's body is moved out of its
+/// row, not copied.
+pub fn take_text(row: &mut [Value], i: usize) -> Result<String, StoreError> {
+    match row.get_mut(i) {
+        Some(Value::Text(v)) => Ok(std::mem::take(v)),
+        other => Err(StoreError::Fault(format!(
+            "column {i} is not text: {other:?}"
+        ))),
+    }
+}
+
 /// Reads column `i` of `row` as bytes.
 pub fn blob(row: &[Value], i: usize) -> Result<&[u8], StoreError> {
     match row.get(i) {

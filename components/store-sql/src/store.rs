@@ -8,7 +8,7 @@ pub use rental_domain::store::{Expect, Mode};
 
 use crate::error::StoreError;
 use crate::keys::{self, PREFIX_END};
-use crate::plan::{Column, Dialect, Plan, Row, Statement, Value, blob, int, text};
+use crate::plan::{Column, Dialect, Plan, Row, Statement, Value, blob, int, take_text, text};
 
 /// The largest page a scan may ask for; `keys` may return more since it loads no documents.
 pub const MAX_SCAN: u32 = 1_000;
@@ -179,16 +179,26 @@ fn revision_value(revision: u64) -> Value {
     Value::Int(i64::try_from(revision).unwrap_or(i64::MAX))
 }
 
-fn document(row: &[Value]) -> Result<Document, StoreError> {
+/// The document of a row `id, revision, body`, its texts moved out of the row.
+fn document(row: &mut [Value]) -> Result<Document, StoreError> {
     Ok(Document {
-        id: text(row, 0)?,
+        id: take_text(row, 0)?,
         revision: u64::try_from(int(row, 1)?).unwrap_or_default(),
-        body: text(row, 2)?,
+        body: take_text(row, 2)?,
     })
 }
 
-fn documents(rows: &[Row]) -> Result<Vec<Document>, StoreError> {
-    rows.iter().map(|row| document(row)).collect()
+/// The documents of the rows of a plan's first statement.
+fn documents(results: Vec<Vec<Row>>) -> Result<Vec<Document>, StoreError> {
+    first_rows(results)
+        .into_iter()
+        .map(|mut row| document(&mut row))
+        .collect()
+}
+
+/// The rows of a plan's first statement.
+fn first_rows(results: Vec<Vec<Row>>) -> Vec<Row> {
+    results.into_iter().next().unwrap_or_default()
 }
 
 /// The first integer of the first row of the first statement.
@@ -249,8 +259,10 @@ impl Scope {
             DOCUMENT,
         );
         Plan::new(vec![statement], |results| {
-            let rows = results.first().map(Vec::as_slice).unwrap_or_default();
-            rows.first().map(|row| document(row)).transpose()
+            first_rows(results)
+                .first_mut()
+                .map(|row| document(row))
+                .transpose()
         })
     }
 
@@ -286,9 +298,8 @@ impl Scope {
         Plan::new(
             vec![Statement::new(sql, params, DOCUMENT).on_postgres(postgres)],
             move |results| {
-                let rows = results.first().map(Vec::as_slice).unwrap_or_default();
                 let mut found: HashMap<String, Document> = HashMap::new();
-                for doc in documents(rows)? {
+                for doc in documents(results)? {
                     found.insert(doc.id.clone(), doc);
                 }
                 Ok(order.iter().filter_map(|id| found.remove(id)).collect())
@@ -698,9 +709,7 @@ impl Scope {
     /// Documents in index order (at most [`MAX_SCAN`]).
     pub fn scan(&self, scan: &Scan) -> Plan<Vec<Document>> {
         let statement = self.range_rows(scan, "d.id, d.revision, d.body", DOCUMENT, true, MAX_SCAN);
-        Plan::new(vec![statement], |results| {
-            documents(results.first().map(Vec::as_slice).unwrap_or_default())
-        })
+        Plan::new(vec![statement], |results| documents(results))
     }
 
     /// Index entries in index order (at most [`MAX_KEYS`]).
@@ -734,9 +743,9 @@ impl Scope {
             &[Column::Text, Column::Text, Column::Int, Column::Text],
         );
         Plan::new(vec![statement], |results| {
-            let rows = results.first().map(Vec::as_slice).unwrap_or_default();
-            rows.iter()
-                .map(|row| Ok((text(row, 0)?, document(&row[1..])?)))
+            first_rows(results)
+                .into_iter()
+                .map(|mut row| Ok((take_text(&mut row, 0)?, document(&mut row[1..])?)))
                 .collect()
         })
     }
