@@ -46,6 +46,13 @@ pub(super) const PRAGMAS: &str = "PRAGMA foreign_keys = ON; PRAGMA synchronous =
 /// ([`Journal`]).
 const GROUP_SYNCED: &str = "PRAGMA synchronous = NORMAL;";
 
+/// The document store's connections read the database file through a memory map (its first
+/// 256 MiB; the rest, and the log, are read as before). Without it SQLite reads the last
+/// overflow page of a large row (a booking's list item is about 5 KB, more than a 4 KB page)
+/// with a `pread` of its own on every read, past its page cache: one system call per booking
+/// of a page (docs/benchmarks.md, "Components start with 4 MiB").
+const MEMORY_MAPPED: &str = "PRAGMA mmap_size = 268435456;";
+
 /// At most this many idle connections are kept (about one per request in flight); more are
 /// opened under load and closed when they come back to a full shelf.
 const MAX_IDLE: usize = 64;
@@ -122,6 +129,7 @@ impl Connections {
         connection.execute_batch(PRAGMAS).map_err(sorted)?;
         if self.journal.is_some() {
             connection.execute_batch(GROUP_SYNCED).map_err(sorted)?;
+            connection.execute_batch(MEMORY_MAPPED).map_err(sorted)?;
             LogReset::configure(&connection).map_err(sorted)?;
         }
         connection.busy_timeout(BUSY_TIMEOUT).map_err(sorted)?;
