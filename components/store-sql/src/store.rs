@@ -709,7 +709,7 @@ impl Scope {
     /// Documents in index order (at most [`MAX_SCAN`]).
     pub fn scan(&self, scan: &Scan) -> Plan<Vec<Document>> {
         let statement = self.range_rows(scan, "d.id, d.revision, d.body", DOCUMENT, true, MAX_SCAN);
-        Plan::new(vec![statement], |results| documents(results))
+        Plan::new(vec![statement], documents)
     }
 
     /// Index entries in index order (at most [`MAX_KEYS`]).
