@@ -50,7 +50,8 @@ const GROUP_SYNCED: &str = "PRAGMA synchronous = NORMAL;";
 /// 256 MiB; the rest, and the log, are read as before). Without it SQLite reads the last
 /// overflow page of a large row (a booking's list item is about 5 KB, more than a 4 KB page)
 /// with a `pread` of its own on every read, past its page cache: one system call per booking
-/// of a page (docs/decisions.md, "The document store reads the SQLite file through a memory map").
+/// of a page (docs/decisions.md, "The document store reads the SQLite file through a memory
+/// map").
 const MEMORY_MAPPED: &str = "PRAGMA mmap_size = 268435456;";
 
 /// At most this many idle connections are kept (about one per request in flight); more are
