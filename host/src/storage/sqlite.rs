@@ -160,7 +160,7 @@ impl Connections {
     /// Rolls back what `connection` has open and shelves it; a connection whose rollback
     /// fails is in an unknown state, and is closed instead.
     fn release(&self, connection: Connection, writer: bool) {
-        if connection.execute_batch("ROLLBACK").is_ok() {
+        if control(&connection, "ROLLBACK").is_ok() {
             self.give_back(connection, writer);
         }
     }
@@ -227,13 +227,13 @@ impl Connections {
         writer: bool,
     ) -> Result<Connection> {
         connection.busy_timeout(Duration::ZERO).map_err(sorted)?;
-        let first = connection.execute_batch(begin);
+        let first = control(&connection, begin);
         connection.busy_timeout(BUSY_TIMEOUT).map_err(sorted)?;
         match first {
             Ok(()) => Ok(connection),
             Err(error) if begin == WRITE && is_busy(&error) => {
                 let home = Arc::clone(self);
-                tokio::task::spawn_blocking(move || match connection.execute_batch(begin) {
+                tokio::task::spawn_blocking(move || match control(&connection, begin) {
                     Ok(()) => Ok(connection),
                     Err(error) => {
                         home.give_back(connection, writer);
@@ -353,7 +353,7 @@ impl Transaction {
             return Err(conflict());
         };
         connection.busy_timeout(Duration::ZERO).map_err(sorted)?;
-        let in_place = connection.execute_batch(TAKE_WRITE_LOCK);
+        let in_place = control(&connection, TAKE_WRITE_LOCK);
         connection.busy_timeout(BUSY_TIMEOUT).map_err(sorted)?;
         match in_place {
             Ok(()) => {
@@ -399,7 +399,7 @@ impl Transaction {
             Some(journal) if self.holds_write() => Some(journal.commit_begins()),
             _ => None,
         };
-        let committed = connection.execute_batch("COMMIT");
+        let committed = control(&connection, "COMMIT");
         if let (Some(journal), Some(ticket)) = (&journal, ticket) {
             journal.commit_returned(ticket);
         }
@@ -448,6 +448,13 @@ impl Drop for Transaction {
             self.home.release(connection, self.writer);
         }
     }
+}
+
+/// Runs one of the statements that begin, lock and end transactions, kept prepared on the
+/// connection: every request runs two or three of them, and parsing them anew each time was
+/// a tenth of a one-booking page's SQLite time (docs/benchmarks.md).
+fn control(connection: &Connection, sql: &'static str) -> rusqlite::Result<()> {
+    connection.prepare_cached(sql)?.execute([]).map(drop)
 }
 
 /// A begin that did not come back from the blocking pool (the runtime is shutting down).
