@@ -1,10 +1,12 @@
 //! OAuth2 client credentials (RFC 6749 section 4.4) and bearer tokens (RFC 6750).
 //!
 //! Tokens are HS256 JWTs signed with a key of the tenant's own (secret `jwt.signing_key`,
-//! created with the tenant), carrying the tenant as a claim. On each call the token must verify
-//! with the host's tenant key, name the host's tenant, be unexpired, and its user must still be
-//! enabled for API use. The key and the user come from the tenant's cached entry, so a
-//! rotated key or a disabled user is in effect within one component poll (`storage::cache`).
+//! created with the tenant), carrying the tenant as a claim. A token must verify with the host's
+//! tenant key and name the host's tenant; on each call it must be in force, and its user must
+//! still be enabled for API use. The key, the user and the tokens that verified come from the
+//! tenant's cached entry, so a rotated key or a disabled user is in effect within one
+//! component poll (`storage::cache`), and a token's signature is checked once per entry, not
+//! on every call.
 
 mod throttle;
 mod verifier;
@@ -16,10 +18,11 @@ use argon2::password_hash::{PasswordHasher as _, SaltString};
 use base64::Engine as _;
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use serde::{Deserialize, Serialize};
+use sha2::{Digest as _, Sha256};
 
 use crate::runtime::Caller;
 use crate::storage::Storage;
-use crate::storage::cache::CachedTenant;
+use crate::storage::cache::{CachedTenant, VerifiedToken};
 use crate::storage::tenants::ApiUser;
 
 use throttle::Throttle;
@@ -46,14 +49,6 @@ struct Claims {
     /// Not issued by us; honoured when present.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     nbf: Option<i64>,
-}
-
-impl Claims {
-    /// Whether the token is in force at `now` (seconds since the epoch): before `exp`, which is
-    /// exclusive (RFC 7519 section 4.1.4: refused on or after it), and from `nbf` on, if any.
-    fn in_force(&self, now: i64) -> bool {
-        now < self.exp && self.nbf.is_none_or(|nbf| nbf <= now)
-    }
 }
 
 /// A new random signing key for a tenant, base64.
@@ -307,34 +302,60 @@ pub async fn authorize(
         });
     };
     let invalid = AuthError::Unauthenticated { token_sent: true };
-    let Some(signing) = signing_key(storage, cached).await? else {
+    let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+    let verified = match cached.verified_token(&digest) {
+        Some(verified) => verified,
+        None => {
+            let Some(verified) = verify(storage, cached, token).await? else {
+                return Err(invalid);
+            };
+            cached.remember_token(digest, verified);
+            verified
+        }
+    };
+    if !verified.in_force(chrono::Utc::now().timestamp()) {
         return Err(invalid);
+    }
+    let Some(user) = storage.cached_user(cached, verified.user_id).await? else {
+        return Err(invalid);
+    };
+    permitted(&user, permission)
+}
+
+/// Checks a token's signature with the tenant's key, and reads what each use of it checks
+/// again; `None` when it does not verify, names another tenant or no user.
+async fn verify(
+    storage: &Storage,
+    cached: &CachedTenant,
+    token: &str,
+) -> Result<Option<VerifiedToken>, AuthError> {
+    let Some(signing) = signing_key(storage, cached).await? else {
+        return Ok(None);
     };
     let mut validation = Validation::new(Algorithm::HS256);
     validation.set_issuer(&[ISSUER]);
     validation.set_required_spec_claims(&["exp", "iss", "sub"]);
-    // The times are checked by `Claims::in_force`: the library takes `exp` as inclusive.
+    // The times are checked at each use (`VerifiedToken::in_force`): the library takes `exp`
+    // as inclusive.
     validation.validate_exp = false;
     validation.validate_nbf = false;
     let Ok(data) =
         jsonwebtoken::decode::<Claims>(token, &DecodingKey::from_secret(&signing), &validation)
     else {
-        return Err(invalid);
+        return Ok(None);
     };
     let claims = data.claims;
-    if !claims.in_force(chrono::Utc::now().timestamp()) {
-        return Err(invalid);
-    }
     let Ok(user_id) = claims.sub.parse::<i64>() else {
-        return Err(invalid);
+        return Ok(None);
     };
     if claims.tenant != cached.tenant.slug {
-        return Err(invalid);
+        return Ok(None);
     }
-    let Some(user) = storage.cached_user(cached, user_id).await? else {
-        return Err(invalid);
-    };
-    permitted(&user, permission)
+    Ok(Some(VerifiedToken {
+        user_id,
+        expires: claims.exp,
+        not_before: claims.nbf,
+    }))
 }
 
 fn permitted(user: &ApiUser, permission: &str) -> Result<Caller, AuthError> {
@@ -353,24 +374,6 @@ fn permitted(user: &ApiUser, permission: &str) -> Result<Caller, AuthError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_token_is_in_force_from_nbf_until_before_exp() {
-        let claims = |nbf| Claims {
-            iss: ISSUER.to_owned(),
-            sub: "1".to_owned(),
-            tenant: "acme".to_owned(),
-            name: "api".to_owned(),
-            iat: 100,
-            exp: 200,
-            nbf,
-        };
-        assert!(claims(None).in_force(199));
-        assert!(!claims(None).in_force(200), "exp is exclusive");
-        assert!(!claims(None).in_force(201));
-        assert!(claims(Some(150)).in_force(150), "nbf is inclusive");
-        assert!(!claims(Some(150)).in_force(149));
-    }
 
     #[test]
     fn client_ids_longer_than_the_maximum_are_refused_when_parsed() {

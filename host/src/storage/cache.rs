@@ -9,9 +9,15 @@
 //! for components, and drops those tenants' entries. So a change made elsewhere (the operator
 //! CLI, another host) is in effect within one poll, and one made by this process at once.
 //!
+//! An entry also remembers the bearer tokens that verified with its signing key, so that a
+//! client's token is verified once per entry rather than on every call: decoding and checking
+//! a JWT was a twentieth of a one-booking page (docs/benchmarks.md). A remembered token's
+//! times are still checked on every use, and a new key comes with a new entry, which
+//! remembers nothing.
+//!
 //! Bounded: one entry per existing tenant, holding at most its users (only those whose tokens
-//! verified with the tenant's key, so nobody else can add any) and the secrets the host asks
-//! for by name. Slugs found not to exist are remembered up to [`MAX_UNKNOWN`], then forgotten
+//! verified with the tenant's key, so nobody else can add any), the secrets the host asks for
+//! by name and [`MAX_TOKENS`] tokens (again only ones that verified). Slugs found not to exist are remembered up to [`MAX_UNKNOWN`], then forgotten
 //! all at once, so that made-up hosts cannot grow the cache.
 
 use std::collections::{HashMap, HashSet};
@@ -26,6 +32,30 @@ use super::{Result, Storage, read_rows};
 /// Unknown slugs remembered at most.
 const MAX_UNKNOWN: usize = 1024;
 
+/// Verified tokens an entry remembers at most; past it, it forgets them all. A client keeps
+/// its token for a day, so a tenant's integrations use a handful at a time.
+const MAX_TOKENS: usize = 256;
+
+/// A bearer token that verified with the signing key of the entry remembering it and named
+/// its tenant: what each use of it still checks (`auth::authorize`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VerifiedToken {
+    /// The API user it was issued to (`sub`).
+    pub user_id: i64,
+    /// `exp`: in force until before this second.
+    pub expires: i64,
+    /// `nbf`, when it has one: in force from this second.
+    pub not_before: Option<i64>,
+}
+
+impl VerifiedToken {
+    /// Whether the token is in force at `now` (seconds since the epoch): before `exp`, which is
+    /// exclusive (RFC 7519 section 4.1.4: refused on or after it), and from `nbf` on, if any.
+    pub fn in_force(&self, now: i64) -> bool {
+        now < self.expires && self.not_before.is_none_or(|nbf| nbf <= now)
+    }
+}
+
 /// A tenant as the database had it when first asked for since its last change.
 #[derive(Debug)]
 pub struct CachedTenant {
@@ -34,6 +64,8 @@ pub struct CachedTenant {
     secrets: Mutex<HashMap<String, Option<String>>>,
     /// By id: the user, or `None` for no such user.
     users: Mutex<HashMap<i64, Option<Arc<ApiUser>>>>,
+    /// By the SHA-256 of their text, so that a lookup compares digests, never a secret.
+    tokens: Mutex<HashMap<[u8; 32], VerifiedToken>>,
 }
 
 impl CachedTenant {
@@ -42,7 +74,22 @@ impl CachedTenant {
             tenant: Arc::new(tenant),
             secrets: Mutex::default(),
             users: Mutex::default(),
+            tokens: Mutex::default(),
         }
+    }
+
+    /// A token this entry has seen verify, by the SHA-256 of its text.
+    pub fn verified_token(&self, digest: &[u8; 32]) -> Option<VerifiedToken> {
+        lock(&self.tokens).get(digest).copied()
+    }
+
+    /// Remembers a token that verified with this entry's signing key.
+    pub fn remember_token(&self, digest: [u8; 32], token: VerifiedToken) {
+        let mut tokens = lock(&self.tokens);
+        if tokens.len() >= MAX_TOKENS {
+            tokens.clear();
+        }
+        tokens.insert(digest, token);
     }
 }
 
@@ -348,6 +395,40 @@ mod tests {
                 .enabled
         );
         assert_eq!(host.tenant_generation(), 3);
+    }
+
+    #[test]
+    fn a_token_is_in_force_from_nbf_until_before_exp() {
+        let token = |not_before| VerifiedToken {
+            user_id: 1,
+            expires: 200,
+            not_before,
+        };
+        assert!(token(None).in_force(199));
+        assert!(!token(None).in_force(200), "exp is exclusive");
+        assert!(!token(None).in_force(201));
+        assert!(token(Some(150)).in_force(150), "nbf is inclusive");
+        assert!(!token(Some(150)).in_force(149));
+    }
+
+    #[test]
+    fn remembered_tokens_are_bounded() {
+        let entry = tenant("a");
+        let token = VerifiedToken {
+            user_id: 1,
+            expires: 200,
+            not_before: None,
+        };
+        for i in 0..=MAX_TOKENS {
+            let mut digest = [0; 32];
+            digest[..8].copy_from_slice(&i.to_le_bytes());
+            entry.remember_token(digest, token);
+        }
+        assert_eq!(lock(&entry.tokens).len(), 1);
+        let mut last = [0; 32];
+        last[..8].copy_from_slice(&MAX_TOKENS.to_le_bytes());
+        assert_eq!(entry.verified_token(&last), Some(token));
+        assert_eq!(entry.verified_token(&[0; 32]), None);
     }
 
     #[test]

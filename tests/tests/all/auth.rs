@@ -279,6 +279,42 @@ async fn bad_tokens_get_401_with_a_bearer_challenge() {
     );
 }
 
+/// A token's signature is checked once and the token remembered (docs/decisions.md, "A token
+/// is verified once"), but its times are checked on every call: one that was in force stops
+/// being so at its `exp`, and one that was not yet starts at its `nbf`.
+#[tokio::test]
+async fn a_remembered_token_still_expires_and_starts_on_time() {
+    let app = app().await;
+    let token = app.tenant_with_token("acme", false).await;
+    let sub = claims_of(&token)["sub"].clone();
+    let key = known_key(&app, "acme").await;
+    let now = chrono::Utc::now().timestamp();
+    let ending = forge(
+        &key,
+        json!({"iss": "rentald", "sub": sub, "tenant": "acme", "name": "api", "iat": now, "exp": now + 2}),
+    );
+    let starting = forge(
+        &key,
+        json!({"iss": "rentald", "sub": sub, "tenant": "acme", "name": "api", "iat": now, "nbf": now + 2, "exp": now + 100}),
+    );
+    assert_eq!(app.get("acme", "/api/cars", &ending).await.status(), 200);
+    assert_eq!(app.get("acme", "/api/cars", &starting).await.status(), 401);
+    // Past both seconds: `exp` and `nbf` are now + 2, and the clock reads whole seconds.
+    while chrono::Utc::now().timestamp() < now + 3 {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(
+        app.get("acme", "/api/cars", &ending).await.status(),
+        401,
+        "expired since it was verified"
+    );
+    assert_eq!(
+        app.get("acme", "/api/cars", &starting).await.status(),
+        200,
+        "in force since it was refused"
+    );
+}
+
 #[tokio::test]
 async fn missing_permission_or_disabled_user_gets_403_without_body() {
     let app = acme_with_reader("reader").await;
