@@ -67,8 +67,8 @@ pub fn create_schema(connection: &Connection) -> rusqlite::Result<()> {
 fn column(value: ValueRef<'_>, kind: Column) -> Option<Value> {
     match (kind, value) {
         (Column::Int, ValueRef::Integer(v)) => Some(Value::Int(v)),
-        // A page's bodies are checked here, 150 KB for 30 bookings: the SIMD check is several
-        // times as fast as the standard library's (docs/benchmarks.md).
+        // A page's bodies are checked here, 150 KB for 30 bookings: the SIMD check takes two
+        // fifths of the standard library's time (docs/benchmarks.md).
         (Column::Text, ValueRef::Text(v)) => simdutf8::basic::from_utf8(v)
             .ok()
             .map(|text| Value::Text(text.to_owned())),

@@ -17,8 +17,9 @@
 //!
 //! Bounded: one entry per existing tenant, holding at most its users (only those whose tokens
 //! verified with the tenant's key, so nobody else can add any), the secrets the host asks for
-//! by name and [`MAX_TOKENS`] tokens (again only ones that verified). Slugs found not to exist are remembered up to [`MAX_UNKNOWN`], then forgotten
-//! all at once, so that made-up hosts cannot grow the cache.
+//! by name and [`MAX_TOKENS`] tokens (again only ones that verified). Slugs found not to exist
+//! are remembered up to [`MAX_UNKNOWN`], then forgotten all at once, so that made-up hosts
+//! cannot grow the cache.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicI64, Ordering};
