@@ -288,19 +288,25 @@ async fn a_remembered_token_still_expires_and_starts_on_time() {
     let token = app.tenant_with_token("acme", false).await;
     let sub = claims_of(&token)["sub"].clone();
     let key = known_key(&app, "acme").await;
+    let forged = |times: Value| {
+        let mut claims = json!({"iss": "rentald", "sub": sub, "tenant": "acme", "name": "api"});
+        claims
+            .as_object_mut()
+            .unwrap()
+            .extend(times.as_object().unwrap().clone());
+        forge(&key, claims)
+    };
+    // The component is loaded before the clock starts, so that the first calls below come
+    // well within the tokens' first seconds.
+    let warm = forged(json!({"iat": 0, "exp": i64::MAX / 2}));
+    assert_eq!(app.get("acme", "/api/cars", &warm).await.status(), 200);
     let now = chrono::Utc::now().timestamp();
-    let ending = forge(
-        &key,
-        json!({"iss": "rentald", "sub": sub, "tenant": "acme", "name": "api", "iat": now, "exp": now + 2}),
-    );
-    let starting = forge(
-        &key,
-        json!({"iss": "rentald", "sub": sub, "tenant": "acme", "name": "api", "iat": now, "nbf": now + 2, "exp": now + 100}),
-    );
+    let ending = forged(json!({"iat": now, "exp": now + 3}));
+    let starting = forged(json!({"iat": now, "nbf": now + 3, "exp": now + 100}));
     assert_eq!(app.get("acme", "/api/cars", &ending).await.status(), 200);
     assert_eq!(app.get("acme", "/api/cars", &starting).await.status(), 401);
-    // Past both seconds: `exp` and `nbf` are now + 2, and the clock reads whole seconds.
-    while chrono::Utc::now().timestamp() < now + 3 {
+    // Past both seconds: `exp` and `nbf` are now + 3, and the clock reads whole seconds.
+    while chrono::Utc::now().timestamp() < now + 4 {
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
     assert_eq!(
