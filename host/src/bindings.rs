@@ -39,8 +39,20 @@ pub fn add_webhook_imports(linker: &mut Linker<HostState>) -> wasmtime::Result<(
     Ok(())
 }
 
-/// The `rental:platform/handler` export: the lean entry point the runtime calls instead of
+/// The `rental:platform/responder` export: the entry point the runtime calls instead of
 /// `wasi:http/incoming-handler` when a component has it.
+pub mod responder {
+    wasmtime::component::bindgen!({
+        path: "../wit",
+        world: "responder-export",
+        exports: { default: async },
+    });
+
+    pub use exports::rental::platform::responder::{Part, Request};
+}
+
+/// The `rental:platform/handler` export of components built before `responder`, called when
+/// a component has it and no `responder`.
 pub mod handler {
     wasmtime::component::bindgen!({
         path: "../wit",
@@ -48,5 +60,5 @@ pub mod handler {
         exports: { default: async },
     });
 
-    pub use exports::rental::platform::handler::{Request, Response};
+    pub use exports::rental::platform::handler::Request;
 }

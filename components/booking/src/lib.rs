@@ -180,7 +180,7 @@ mod tests {
         let mut request = Request::new("POST", path);
         request.body = body.to_string().into_bytes();
         let response = host.call::<H>(request);
-        let answer: Value = serde_json::from_slice(&response.body).unwrap();
+        let answer: Value = serde_json::from_slice(&response.body.to_bytes()).unwrap();
         assert_eq!(response.status, 200, "{answer}");
         answer
     }

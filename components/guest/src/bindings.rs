@@ -1,5 +1,5 @@
 //! Bindings to the platform's WIT imports (`rental:platform/context` and `store`; with the
-//! `webhook` feature also `secrets` and `bank`) and to its `handler` export.
+//! `webhook` feature also `secrets` and `bank`) and to its `responder` and `handler` exports.
 //!
 //! The only place where `wit_bindgen::generate!` runs. The rest of the crate wraps these raw
 //! types in the typed API the components use; nothing here is public.
@@ -23,13 +23,24 @@ pub(crate) mod webhook {
     });
 }
 
-/// The `rental:platform/handler` export, which [`export_handler!`](crate::export_handler)
-/// fills with the component's [`Handler`](crate::Handler) beside its `wasi:http` export.
+/// The `rental:platform/handler` export, for hosts before `responder`: filled by
+/// [`export_handler!`](crate::export_handler) too.
 pub mod handler_export {
     wit_bindgen::generate!({
         world: "handler-export",
         path: "wit",
         pub_export_macro: true,
         export_macro_name: "export_platform_handler",
+    });
+}
+
+/// The `rental:platform/responder` export, which [`export_handler!`](crate::export_handler)
+/// fills with the component's [`Handler`](crate::Handler) beside its `wasi:http` export.
+pub mod responder_export {
+    wit_bindgen::generate!({
+        world: "responder-export",
+        path: "wit",
+        pub_export_macro: true,
+        export_macro_name: "export_platform_responder",
     });
 }

@@ -93,7 +93,7 @@ mod tests {
     use crate::store::retry_on_conflict;
 
     fn body(response: &Response) -> Value {
-        serde_json::from_slice(&response.body).unwrap()
+        serde_json::from_slice(&response.body.to_bytes()).unwrap()
     }
 
     #[test]

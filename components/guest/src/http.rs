@@ -17,9 +17,13 @@ use wasip2::http::types::{
 };
 
 use crate::bindings::handler_export::exports::rental::platform::handler::{
-    Guest as HandlerGuest, Request as WholeRequest, Response as WholeResponse,
+    Guest as HandlerGuest, Request as HandlerRequest, Response as HandlerResponse,
+};
+use crate::bindings::responder_export::exports::rental::platform::responder::{
+    Guest as ResponderGuest, Part as WholePart, Request as WholeRequest, Response as WholeResponse,
 };
 use crate::error::Error;
+use crate::store::KeptBody;
 
 /// Media type of every JSON body the components send.
 pub const JSON_CONTENT_TYPE: &str = "application/json; charset=utf-8";
@@ -53,6 +57,19 @@ impl Request {
             headers: Vec::new(),
             body: Vec::new(),
         }
+    }
+
+    /// A request as the host hands it whole to the platform's entry points.
+    fn whole(
+        method: String,
+        path_with_query: &str,
+        headers: Vec<(String, Vec<u8>)>,
+        body: Vec<u8>,
+    ) -> Self {
+        let mut request = Self::new(method, path_with_query);
+        request.headers = headers;
+        request.body = body;
+        request
     }
 
     /// The value of the query parameter `name`, under the platform's one rule
@@ -105,7 +122,101 @@ pub struct Response {
     /// The header fields to send, in order.
     pub headers: Vec<(String, String)>,
     /// The response body.
-    pub body: Vec<u8>,
+    pub body: Body,
+}
+
+/// A response body: the bytes the handler wrote, and bodies the store kept in the host
+/// ([`Transaction::scan_view_kept`](crate::store::Transaction::scan_view_kept)), in order.
+/// `rentald` puts a kept body into the answer as it is, without it passing through the
+/// component; under Spin the export copies it in.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Body {
+    parts: Vec<Part>,
+}
+
+/// A part of a [`Body`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Part {
+    /// Bytes the handler wrote.
+    Bytes(Vec<u8>),
+    /// A body the store kept.
+    Kept(KeptBody),
+}
+
+impl Body {
+    /// Appends bytes, to the last part when it is bytes too.
+    pub fn push_bytes(&mut self, bytes: &[u8]) {
+        if bytes.is_empty() {
+            return;
+        }
+        match self.parts.last_mut() {
+            Some(Part::Bytes(last)) => last.extend_from_slice(bytes),
+            _ => self.parts.push(Part::Bytes(bytes.to_vec())),
+        }
+    }
+
+    /// Appends a body the store kept.
+    pub fn push_kept(&mut self, kept: KeptBody) {
+        self.parts.push(Part::Kept(kept));
+    }
+
+    /// Whether nothing was written and nothing kept.
+    pub fn is_empty(&self) -> bool {
+        self.parts.is_empty()
+    }
+
+    /// The whole body as bytes, the kept bodies read from the host. Call it while serving the
+    /// request that kept them (in a test, [`TestHost::call`](crate::testing::TestHost::call)
+    /// returns bodies read already).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut bytes = Vec::new();
+        for part in &self.parts {
+            match part {
+                Part::Bytes(written) => bytes.extend_from_slice(written),
+                Part::Kept(kept) => bytes.extend_from_slice(kept.read().as_bytes()),
+            }
+        }
+        bytes
+    }
+
+    /// The whole body as bytes, as [`Self::to_bytes`], without a copy when it is bytes only.
+    pub fn into_bytes(mut self) -> Vec<u8> {
+        if let [Part::Bytes(_)] = self.parts.as_slice()
+            && let Some(Part::Bytes(only)) = self.parts.pop()
+        {
+            return only;
+        }
+        self.to_bytes()
+    }
+}
+
+impl From<Vec<u8>> for Body {
+    fn from(bytes: Vec<u8>) -> Self {
+        let parts = if bytes.is_empty() {
+            Vec::new()
+        } else {
+            vec![Part::Bytes(bytes)]
+        };
+        Self { parts }
+    }
+}
+
+impl From<String> for Body {
+    fn from(text: String) -> Self {
+        text.into_bytes().into()
+    }
+}
+
+impl From<&str> for Body {
+    fn from(text: &str) -> Self {
+        text.as_bytes().to_vec().into()
+    }
+}
+
+impl From<&[u8]> for Body {
+    fn from(bytes: &[u8]) -> Self {
+        bytes.to_vec().into()
+    }
 }
 
 impl Response {
@@ -114,7 +225,7 @@ impl Response {
         Self {
             status,
             headers: Vec::new(),
-            body: Vec::new(),
+            body: Body::default(),
         }
     }
 
@@ -132,7 +243,7 @@ impl Response {
 
     /// The same response with this body.
     #[must_use]
-    pub fn with_body(mut self, body: impl Into<Vec<u8>>) -> Self {
+    pub fn with_body(mut self, body: impl Into<Body>) -> Self {
         self.body = body.into();
         self
     }
@@ -159,11 +270,11 @@ impl Response {
     /// body leaves it unfinished, which the host reports as an error, never as a success.
     fn send(self, out: ResponseOutparam) {
         let (head, body) = match self.head() {
-            Ok(head) => (head, self.body),
+            Ok(head) => (head, self.body.into_bytes()),
             Err(error) => {
                 let fallback = error.into_response();
                 match fallback.head() {
-                    Ok(head) => (head, fallback.body),
+                    Ok(head) => (head, fallback.body.into_bytes()),
                     // Leaving `out` unset makes the host answer with its own error.
                     Err(_) => return,
                 }
@@ -201,7 +312,7 @@ pub fn json<T: Serialize + ?Sized>(status: u16, value: &T) -> Response {
 }
 
 /// A response with `status` whose body is `body`, already JSON.
-pub fn json_text(status: u16, body: impl Into<Vec<u8>>) -> Response {
+pub fn json_text(status: u16, body: impl Into<Body>) -> Response {
     Response::new(status)
         .with_header("content-type", JSON_CONTENT_TYPE)
         .with_body(body)
@@ -231,19 +342,48 @@ impl<H: Handler> Guest for Export<H> {
     }
 }
 
-/// The platform's lean entry point, `rental:platform/handler`: the same answer as the
+/// The platform's entry point, `rental:platform/responder`: the same answer as the
 /// `wasi:http` export, from a request the host has read whole and as a response returned
-/// whole. An invalid response head (a header name or value, a status) is the host's to refuse.
-impl<H: Handler> HandlerGuest for Export<H> {
+/// whole, its kept bodies named rather than copied. An invalid response head (a header name
+/// or value, a status) is the host's to refuse.
+impl<H: Handler> ResponderGuest for Export<H> {
     fn handle(request: WholeRequest) -> WholeResponse {
-        let mut read = Request::new(request.method, &request.path_with_query);
-        read.headers = request.headers;
-        read.body = request.body;
-        let response = respond::<H>(read);
+        let response = respond::<H>(Request::whole(
+            request.method,
+            &request.path_with_query,
+            request.headers,
+            request.body,
+        ));
         WholeResponse {
             status: response.status,
             headers: response.headers,
-            body: response.body,
+            body: response
+                .body
+                .parts
+                .into_iter()
+                .map(|part| match part {
+                    Part::Bytes(bytes) => WholePart::Bytes(bytes),
+                    Part::Kept(kept) => WholePart::Kept(kept.number()),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// The platform's entry point before `responder`, `rental:platform/handler`, for the hosts
+/// that call it: the same answer, the kept bodies copied in.
+impl<H: Handler> HandlerGuest for Export<H> {
+    fn handle(request: HandlerRequest) -> HandlerResponse {
+        let response = respond::<H>(Request::whole(
+            request.method,
+            &request.path_with_query,
+            request.headers,
+            request.body,
+        ));
+        HandlerResponse {
+            status: response.status,
+            headers: response.headers,
+            body: response.body.into_bytes(),
         }
     }
 }
@@ -281,8 +421,9 @@ fn with_correlation_id(response: Response) -> Response {
 }
 
 /// Exports a [`Handler`] as the component's `wasi:http/incoming-handler`, which Spin and
-/// `wasmtime serve` call, and as `rental:platform/handler`, which `rentald` calls: the same
-/// answer without `wasi:http`'s resources and streams.
+/// `wasmtime serve` call, and as `rental:platform/responder`, which `rentald` calls: the same
+/// answer without `wasi:http`'s resources and streams, and without copying the bodies the
+/// store kept. Also as `rental:platform/handler`, for hosts from before `responder`.
 ///
 /// Use it once, at the root of a component crate, as the [crate documentation](crate) shows.
 ///
@@ -296,6 +437,9 @@ macro_rules! export_handler {
         const _: () = {
             type RentalGuestHttpExport = $crate::http::Export<$handler>;
             $crate::__private::wasip2::http::proxy::export!(RentalGuestHttpExport);
+            $crate::__private::responder_export::export_platform_responder!(
+                RentalGuestHttpExport with_types_in $crate::__private::responder_export
+            );
             $crate::__private::handler_export::export_platform_handler!(
                 RentalGuestHttpExport with_types_in $crate::__private::handler_export
             );
@@ -437,11 +581,27 @@ mod tests {
     fn json_sets_body_and_content_type() {
         let response = json(200, &serde_json::json!({"Total": 0}));
         assert_eq!(response.status, 200);
-        assert_eq!(response.body, br#"{"Total":0}"#);
+        assert_eq!(response.body.to_bytes(), br#"{"Total":0}"#);
         assert_eq!(
             response.headers,
             vec![("content-type".to_owned(), JSON_CONTENT_TYPE.to_owned())]
         );
+    }
+
+    #[test]
+    fn a_body_of_bytes_joins_what_is_pushed() {
+        let mut body = Body::from("{\"a\":");
+        body.push_bytes(b"");
+        body.push_bytes(b"1}");
+        assert_eq!(
+            body,
+            Body::from(br#"{"a":1}"#.as_slice()),
+            "one part of bytes"
+        );
+        assert_eq!(body.to_bytes(), br#"{"a":1}"#);
+        assert_eq!(body.into_bytes(), br#"{"a":1}"#);
+        assert!(Body::from(Vec::new()).is_empty());
+        assert!(Body::from(String::new()).into_bytes().is_empty());
     }
 
     #[test]

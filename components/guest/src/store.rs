@@ -155,6 +155,35 @@ impl From<wit::Document> for Rendered {
     }
 }
 
+/// A document of a view as the store rendered it, its body kept in the host
+/// ([`Transaction::scan_view_kept`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeptRendered {
+    /// The document id: its source document's.
+    pub id: String,
+    /// The rendering, kept by the host for the answer.
+    pub body: KeptBody,
+}
+
+/// A body the host keeps for the rest of the request: a [`Body`](crate::http::Body) that
+/// includes it gets it as it is, without its bytes passing through the component.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeptBody(u32);
+
+impl KeptBody {
+    /// The body's bytes, copied into the component. Only while serving the request that kept
+    /// it: a body the host does not know traps (panics natively).
+    pub fn read(self) -> String {
+        wit::read_kept(self.0)
+            .unwrap_or_else(|| panic!("kept body {} is not kept by this request's host", self.0))
+    }
+
+    /// The number the host knows the body by.
+    pub(crate) fn number(self) -> u32 {
+        self.0
+    }
+}
+
 /// The collection of `view`, which must be a view of `T`'s.
 fn of_source<T: Stored>(view: &View) -> Result<&'static str, StoreError> {
     if view.source == T::COLLECTION {
@@ -448,6 +477,27 @@ impl Transaction {
             .scan(&query)?
             .into_iter()
             .map(Rendered::from)
+            .collect())
+    }
+
+    /// As [`Self::scan_view`], with each rendering kept by the host for the answer instead of
+    /// copied into the component: for a page written into the response as the store rendered
+    /// it. A request may keep up to 16 MiB of bodies.
+    pub fn scan_view_kept<T: Stored>(
+        &self,
+        view: &View,
+        scan: &Scan<T>,
+    ) -> Result<Vec<KeptRendered>, StoreError> {
+        let mut query = scan.to_wit();
+        query.range.collection = of_source::<T>(view)?.to_owned();
+        Ok(self
+            .inner
+            .scan_kept(&query)?
+            .into_iter()
+            .map(|document| KeptRendered {
+                id: document.id,
+                body: KeptBody(document.body),
+            })
             .collect())
     }
 

@@ -128,7 +128,7 @@ mod tests {
     fn page<H: Handler>(host: &TestHost, path: &str) -> Value {
         let response = host.call::<H>(Request::new("GET", path));
         assert_eq!(response.status, 200, "{path}");
-        serde_json::from_slice(&response.body).unwrap()
+        serde_json::from_slice(&response.body.to_bytes()).unwrap()
     }
 
     fn ids(page: &Value) -> Vec<i64> {

@@ -1,9 +1,11 @@
 //! `rental:platform/store` on Spin's SQLite: every operation is a plan of the shared store
 //! rules (`rental_store_sql`), the same statements `rentald` runs.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 
-use rental_store_sql::{self as sql, Driver as _, Mode, OneTransaction, OpenTransaction, Scope};
+use rental_store_sql::{
+    self as sql, Driver as _, KeptBodies, Mode, OneTransaction, OpenTransaction, Scope,
+};
 
 use crate::Adapter;
 use crate::bindings::exports::rental::platform::store::{self as wit, StoreError};
@@ -12,6 +14,9 @@ use crate::db::{Database, fault};
 thread_local! {
     /// The request's transaction slot (Spin instantiates a component per request).
     static OPEN: Cell<OneTransaction> = const { Cell::new(OneTransaction::new()) };
+    /// The bodies the request kept (`scan-kept`), which the component's `wasi:http` export
+    /// reads back to write its answer.
+    static KEPT: RefCell<KeptBodies> = RefCell::default();
 }
 
 rental_store_sql::wit_store_conversions!(crate::bindings::exports::rental::platform::store);
@@ -79,6 +84,10 @@ impl wit::Guest for Adapter {
         Transaction::begin(mode(requested)).map(wit::Transaction::new)
     }
 
+    fn read_kept(body: u32) -> Option<String> {
+        KEPT.with_borrow(|kept| kept.get(body).map(str::to_owned))
+    }
+
     /// SQLite numbers every change as it is written: a read-only transaction reads the feed.
     fn changes(collection: String, after: u64, limit: u32) -> Result<Vec<wit::Change>, StoreError> {
         Transaction::begin(Mode::ReadOnly)?.with(
@@ -134,6 +143,15 @@ impl wit::GuestTransaction for Transaction {
             |s| s.scan(&query),
             |d| d.into_iter().map(document).collect(),
         )
+    }
+
+    fn scan_kept(&self, query: wit::Scan) -> Result<Vec<wit::KeptDocument>, StoreError> {
+        let query = scan(query);
+        let found = self.with(|s| s.scan(&query), |found| found)?;
+        let kept = KEPT
+            .with_borrow_mut(|kept| kept.keep(found))
+            .map_err(guest_error)?;
+        Ok(kept.into_iter().map(kept_document).collect())
     }
 
     fn keys(&self, query: wit::Scan) -> Result<Vec<wit::Entry>, StoreError> {

@@ -19,6 +19,7 @@
 pub mod embedded;
 mod error;
 mod feed;
+mod kept;
 pub mod keys;
 mod open;
 mod plan;
@@ -31,6 +32,7 @@ pub use rental_domain as domain;
 
 pub use error::{OneTransaction, StoreError};
 pub use feed::{Change, MAX_CHANGES};
+pub use kept::{KeptBodies, KeptDocument, MAX_KEPT_BYTES};
 pub use open::{Driver, OpenTransaction};
 pub use plan::{Column, Dialect, Outcome, Plan, Row, Statement, Step, Value, blob, int, text};
 pub use store::{

@@ -6,7 +6,8 @@
 
 /// Defines, in the calling module, the conversions between the bindings module `$wit` of
 /// `rental:platform/store` and this crate's types: `store_error`, `key_part`, `wit_key_part`,
-/// `bound`, `range`, `scan`, `expect`, `mode`, `document`, `entry`, `change` and `index_keys`.
+/// `bound`, `range`, `scan`, `expect`, `mode`, `document`, `kept_document`, `entry`, `change`
+/// and `index_keys`.
 #[macro_export]
 macro_rules! wit_store_conversions {
     ($wit:path) => {
@@ -89,6 +90,14 @@ macro_rules! wit_store_conversions {
 
         fn document(doc: $crate::Document) -> wit_bindings::Document {
             wit_bindings::Document {
+                id: doc.id,
+                revision: doc.revision,
+                body: doc.body,
+            }
+        }
+
+        fn kept_document(doc: $crate::KeptDocument) -> wit_bindings::KeptDocument {
+            wit_bindings::KeptDocument {
                 id: doc.id,
                 revision: doc.revision,
                 body: doc.body,

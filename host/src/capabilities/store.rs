@@ -158,6 +158,10 @@ impl wit::Host for HostState {
         Ok(read?.into_iter().map(change).collect())
     }
 
+    async fn read_kept(&mut self, body: u32) -> wasmtime::Result<Option<String>> {
+        Ok(self.kept.get(body).map(str::to_owned))
+    }
+
     fn convert_store_error(&mut self, error: StoreFailure) -> wasmtime::Result<wit::StoreError> {
         error.downcast()
     }
@@ -228,6 +232,19 @@ impl wit::HostTransaction for HostState {
             .on_transaction(&handle, async |tx| tx.scan(&query).await)
             .await?;
         Ok(found.into_iter().map(document).collect())
+    }
+
+    async fn scan_kept(
+        &mut self,
+        handle: Resource<Transaction>,
+        query: wit::Scan,
+    ) -> Result<Vec<wit::KeptDocument>, StoreFailure> {
+        let query = scan(query);
+        let found = self
+            .on_transaction(&handle, async |tx| tx.scan(&query).await)
+            .await?;
+        let kept = self.kept.keep(found).map_err(failure)?;
+        Ok(kept.into_iter().map(kept_document).collect())
     }
 
     async fn keys(

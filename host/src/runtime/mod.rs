@@ -39,8 +39,10 @@ pub use fairness::CpuShare;
 use fairness::Pacer;
 use registry::Registry;
 use rental_platform::{Component as PlatformComponent, WIT_VERSION, World};
+use rental_store_sql::KeptBodies;
 
 use crate::bindings::handler::{self, HandlerExportPre};
+use crate::bindings::responder::{self, ResponderExportPre};
 use crate::metrics::Metrics;
 use crate::storage::Storage;
 use crate::storage::documents::DocTransaction;
@@ -95,9 +97,19 @@ impl Default for Limits {
 pub struct LoadedComponent {
     /// Its `wasi:http/incoming-handler`, which every component exports.
     pre: ProxyPre<HostState>,
-    /// Its `rental:platform/handler`, when it exports one: called instead of `pre`, with the
-    /// request and the response as two values rather than `wasi:http`'s resources and streams.
-    whole: Option<HandlerExportPre<HostState>>,
+    /// The platform's own entry point, when it exports one: called instead of `pre`, with
+    /// the request and the response as two values rather than `wasi:http`'s resources and
+    /// streams.
+    whole: Option<Whole>,
+}
+
+/// The platform's entry points, which take the request and return the response whole.
+enum Whole {
+    /// `rental:platform/responder`: the response's body in parts, the bodies the store kept
+    /// for it among them.
+    Responder(ResponderExportPre<HostState>),
+    /// `rental:platform/handler`, of components built before `responder`.
+    Handler(HandlerExportPre<HostState>),
 }
 
 /// The component chosen to serve a tenant's request, and whose build it is.
@@ -107,8 +119,8 @@ pub struct Serving {
 }
 
 impl Serving {
-    /// The export the runtime calls: `rental:platform/handler` when the component has it,
-    /// else `wasi:http/incoming-handler`.
+    /// The export the runtime calls: `rental:platform/responder` when the component has it,
+    /// else `rental:platform/handler`, else `wasi:http/incoming-handler`.
     pub fn entry_point(&self) -> &'static str {
         self.loaded.entry_point()
     }
@@ -116,10 +128,10 @@ impl Serving {
 
 impl LoadedComponent {
     fn entry_point(&self) -> &'static str {
-        if self.whole.is_some() {
-            "rental:platform/handler"
-        } else {
-            "wasi:http/incoming-handler"
+        match self.whole {
+            Some(Whole::Responder(_)) => "rental:platform/responder",
+            Some(Whole::Handler(_)) => "rental:platform/handler",
+            None => "wasi:http/incoming-handler",
         }
     }
 }
@@ -375,8 +387,12 @@ impl Runtime {
                 )
             }
         })?;
-        // Components built before the platform's own entry point only have `wasi:http`.
-        let whole = HandlerExportPre::new(pre.clone()).ok();
+        // Components built before the platform's own entry points only have `wasi:http`;
+        // those built before `responder`, `handler` too.
+        let whole = match ResponderExportPre::new(pre.clone()) {
+            Ok(responder) => Some(Whole::Responder(responder)),
+            Err(_) => HandlerExportPre::new(pre.clone()).ok().map(Whole::Handler),
+        };
         let pre = ProxyPre::new(pre).map_err(|e| {
             anyhow::Error::from(e).context(format!(
                 "component does not export `wasi:http/incoming-handler@0.2.x`, which `{name}` \
@@ -639,7 +655,10 @@ impl Runtime {
             memory: memory.clone(),
         };
         let ended = match &loaded.whole {
-            Some(whole) => calls.whole(whole.clone(), store, seat, http_request).await,
+            Some(Whole::Responder(pre)) => {
+                calls.whole(pre.clone(), store, seat, http_request).await
+            }
+            Some(Whole::Handler(pre)) => calls.whole(pre.clone(), store, seat, http_request).await,
             None => {
                 calls
                     .wasi_http(loaded.pre.clone(), store, seat, http_request)
@@ -751,16 +770,16 @@ impl Calls {
         )
     }
 
-    /// Calls `rental:platform/handler` with the whole request.
-    async fn whole(
+    /// Calls the platform's entry point `pre` with the whole request.
+    async fn whole<E: WholeExport>(
         self,
-        pre: HandlerExportPre<HostState>,
+        pre: E,
         store: Store<HostState>,
         seat: OwnedSemaphorePermit,
         request: http::Request<Bytes>,
     ) -> Ended {
         let (parts, body) = request.into_parts();
-        let request = handler::Request {
+        let request = WholeRequest {
             method: parts.method.as_str().to_owned(),
             path_with_query: parts
                 .uri
@@ -776,18 +795,11 @@ impl Calls {
         let guest = self.spawn(
             store,
             seat,
-            |store| Box::pin(async move { pre.instantiate_async(store).await }),
-            |instance, store| {
-                Box::pin(async move {
-                    instance
-                        .rental_platform_handler()
-                        .call_handle(store, &request)
-                        .await
-                })
-            },
+            |store| pre.instantiate(store),
+            |instance, store| E::answer(instance, store, request),
         );
         Ended::from_task(guest.await, |response| {
-            Ended::Answered(match whole_response(response) {
+            Ended::Answered(match response {
                 Ok(response) => Outcome::Response(response),
                 Err(refused) => Outcome::Trap(refused),
             })
@@ -862,6 +874,90 @@ impl Calls {
     }
 }
 
+/// A request as the platform's entry points take it: the same record in each.
+struct WholeRequest {
+    method: String,
+    path_with_query: String,
+    headers: Vec<(String, Vec<u8>)>,
+    body: Vec<u8>,
+}
+
+/// One of the platform's entry points ([`Whole`]), pre-linked: how to instantiate its
+/// component and call it with the whole request.
+trait WholeExport: Send + 'static {
+    type Instance: Send + 'static;
+
+    fn instantiate(self, store: &mut Store<HostState>) -> StoreFuture<'_, Self::Instance>;
+
+    /// Calls the instance; the response, or why it is not one the host can send.
+    fn answer(
+        instance: Self::Instance,
+        store: &mut Store<HostState>,
+        request: WholeRequest,
+    ) -> StoreFuture<'_, anyhow::Result<http::Response<Bytes>>>;
+}
+
+impl WholeExport for ResponderExportPre<HostState> {
+    type Instance = responder::ResponderExport;
+
+    fn instantiate(self, store: &mut Store<HostState>) -> StoreFuture<'_, Self::Instance> {
+        Box::pin(async move { self.instantiate_async(store).await })
+    }
+
+    fn answer(
+        instance: Self::Instance,
+        store: &mut Store<HostState>,
+        request: WholeRequest,
+    ) -> StoreFuture<'_, anyhow::Result<http::Response<Bytes>>> {
+        Box::pin(async move {
+            let request = responder::Request {
+                method: request.method,
+                path_with_query: request.path_with_query,
+                headers: request.headers,
+                body: request.body,
+            };
+            let response = instance
+                .rental_platform_responder()
+                .call_handle(&mut *store, &request)
+                .await?;
+            Ok(joined(response.body, &store.data().kept)
+                .and_then(|body| whole_response(response.status, response.headers, body)))
+        })
+    }
+}
+
+impl WholeExport for HandlerExportPre<HostState> {
+    type Instance = handler::HandlerExport;
+
+    fn instantiate(self, store: &mut Store<HostState>) -> StoreFuture<'_, Self::Instance> {
+        Box::pin(async move { self.instantiate_async(store).await })
+    }
+
+    fn answer(
+        instance: Self::Instance,
+        store: &mut Store<HostState>,
+        request: WholeRequest,
+    ) -> StoreFuture<'_, anyhow::Result<http::Response<Bytes>>> {
+        Box::pin(async move {
+            let request = handler::Request {
+                method: request.method,
+                path_with_query: request.path_with_query,
+                headers: request.headers,
+                body: request.body,
+            };
+            let response = instance
+                .rental_platform_handler()
+                .call_handle(store, &request)
+                .await?;
+            Ok(whole_response(
+                response.status,
+                response.headers,
+                response.body,
+            ))
+        })
+    }
+}
+
 /// A response body past [`MAX_RESPONSE_BODY`].
 fn body_over_limit() -> anyhow::Error {
     anyhow::anyhow!(
@@ -870,22 +966,61 @@ fn body_over_limit() -> anyhow::Error {
     )
 }
 
-/// The HTTP response a guest returned whole; refused when its status or a header is not
-/// valid HTTP, or its body is over [`MAX_RESPONSE_BODY`].
-fn whole_response(response: handler::Response) -> anyhow::Result<http::Response<Bytes>> {
-    if response.body.len() > MAX_RESPONSE_BODY {
+/// A response body given in parts (`rental:platform/responder`): the bytes the guest wrote
+/// and the bodies its store calls kept, in order. Refused when a part names a body not kept,
+/// or the whole is over [`MAX_RESPONSE_BODY`] (checked before anything is copied).
+fn joined(mut parts: Vec<responder::Part>, kept: &KeptBodies) -> anyhow::Result<Vec<u8>> {
+    if let [responder::Part::Bytes(_)] = parts.as_slice()
+        && let Some(responder::Part::Bytes(only)) = parts.pop()
+    {
+        return Ok(only);
+    }
+    let mut len = 0usize;
+    for part in &parts {
+        len = len.saturating_add(match part {
+            responder::Part::Bytes(bytes) => bytes.len(),
+            responder::Part::Kept(body) => kept_body(kept, *body)?.len(),
+        });
+    }
+    if len > MAX_RESPONSE_BODY {
         return Err(body_over_limit());
     }
-    let mut answer = http::Response::new(Bytes::from(response.body));
-    *answer.status_mut() = http::StatusCode::from_u16(response.status)
-        .with_context(|| format!("invalid response status {}", response.status))?;
-    let headers = answer.headers_mut();
-    for (name, value) in response.headers {
+    let mut body = Vec::with_capacity(len);
+    for part in &parts {
+        match part {
+            responder::Part::Bytes(bytes) => body.extend_from_slice(bytes),
+            responder::Part::Kept(n) => body.extend_from_slice(kept_body(kept, *n)?.as_bytes()),
+        }
+    }
+    Ok(body)
+}
+
+/// The kept body numbered `body`, or why there is none.
+fn kept_body(kept: &KeptBodies, body: u32) -> anyhow::Result<&str> {
+    kept.get(body)
+        .with_context(|| format!("the response names kept body {body}, which was not kept"))
+}
+
+/// The HTTP response a guest returned whole; refused when its status or a header is not
+/// valid HTTP, or its body is over [`MAX_RESPONSE_BODY`].
+fn whole_response(
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+) -> anyhow::Result<http::Response<Bytes>> {
+    if body.len() > MAX_RESPONSE_BODY {
+        return Err(body_over_limit());
+    }
+    let mut answer = http::Response::new(Bytes::from(body));
+    *answer.status_mut() = http::StatusCode::from_u16(status)
+        .with_context(|| format!("invalid response status {status}"))?;
+    let fields = answer.headers_mut();
+    for (name, value) in headers {
         let header = http::HeaderName::from_bytes(name.as_bytes())
             .with_context(|| format!("invalid response header name {name:?}"))?;
         let value = http::HeaderValue::try_from(value)
             .with_context(|| format!("invalid value of response header {name}"))?;
-        headers.append(header, value);
+        fields.append(header, value);
     }
     Ok(answer)
 }
@@ -894,20 +1029,21 @@ fn whole_response(response: handler::Response) -> anyhow::Result<http::Response<
 mod tests {
     use super::*;
 
-    fn answer(status: u16, headers: &[(&str, &str)], body: &[u8]) -> handler::Response {
-        handler::Response {
-            status,
-            headers: headers
-                .iter()
-                .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()))
-                .collect(),
-            body: body.to_vec(),
-        }
+    fn answer(
+        status: u16,
+        headers: &[(&str, &str)],
+        body: &[u8],
+    ) -> anyhow::Result<http::Response<Bytes>> {
+        let headers = headers
+            .iter()
+            .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()))
+            .collect();
+        whole_response(status, headers, body.to_vec())
     }
 
     #[test]
     fn a_whole_response_keeps_its_status_headers_and_body() {
-        let response = whole_response(answer(
+        let response = answer(
             201,
             &[
                 ("content-type", "application/json"),
@@ -915,7 +1051,7 @@ mod tests {
                 ("x-a", "2"),
             ],
             b"{}",
-        ))
+        )
         .unwrap();
         assert_eq!(response.status(), 201);
         assert_eq!(response.headers()["content-type"], "application/json");
@@ -938,9 +1074,56 @@ mod tests {
                 "over the limit",
             ),
         ] {
-            let error = whole_response(refused).unwrap_err();
+            let error = refused.unwrap_err();
             assert!(format!("{error:#}").contains(why), "{error:#}");
         }
-        assert!(whole_response(answer(200, &[], &vec![b'x'; MAX_RESPONSE_BODY])).is_ok());
+        assert!(answer(200, &[], &vec![b'x'; MAX_RESPONSE_BODY]).is_ok());
+    }
+
+    /// Kept bodies of `sizes` bytes each, `a`s, `b`s, ... in turn.
+    fn kept(sizes: &[usize]) -> KeptBodies {
+        let mut kept = KeptBodies::default();
+        let documents = sizes
+            .iter()
+            .zip(b'a'..)
+            .map(|(&size, letter)| rental_store_sql::Document {
+                id: size.to_string(),
+                revision: 1,
+                body: char::from(letter).to_string().repeat(size),
+            })
+            .collect();
+        kept.keep(documents).unwrap();
+        kept
+    }
+
+    #[test]
+    fn a_body_in_parts_is_joined_in_order() {
+        use responder::Part::{Bytes, Kept};
+        let kept = kept(&[2, 3]);
+        let parts = vec![
+            Bytes(b"[".to_vec()),
+            Kept(1),
+            Bytes(b",".to_vec()),
+            Kept(0),
+            Kept(1),
+            Bytes(b"]".to_vec()),
+        ];
+        assert_eq!(joined(parts, &kept).unwrap(), b"[bbb,aabbb]");
+        assert_eq!(joined(vec![Bytes(b"{}".to_vec())], &kept).unwrap(), b"{}");
+        assert_eq!(joined(Vec::new(), &kept).unwrap(), b"");
+    }
+
+    #[test]
+    fn a_body_in_parts_is_refused_for_an_unknown_body_or_past_the_limit() {
+        use responder::Part::Kept;
+        let error = joined(vec![Kept(0), Kept(2)], &kept(&[1, 1])).unwrap_err();
+        assert!(format!("{error:#}").contains("kept body 2"), "{error:#}");
+
+        // Naming one kept body over and over asks for more than the limit: refused before
+        // anything is copied.
+        let kept = kept(&[1 << 20]);
+        let error = joined(vec![Kept(0); 9], &kept).unwrap_err();
+        assert!(format!("{error:#}").contains("over the limit"), "{error:#}");
+        assert_eq!(joined(vec![Kept(0); 8], &kept).unwrap().len(), 8 << 20);
     }
 }

@@ -114,6 +114,8 @@ pub struct HostState {
     pub(crate) meter: Meter,
     /// Where a committed write waits for the answer, for a request with an idempotency key.
     pub(crate) held: Option<Held>,
+    /// The bodies the guest's store calls kept for its answer (`scan-kept`).
+    pub(crate) kept: rental_store_sql::KeptBodies,
 }
 
 /// A store's limits, which also note in a [`MemoryWatch`] how its memories grew.
@@ -243,6 +245,7 @@ impl HostState {
             in_store_calls: Duration::ZERO,
             meter,
             held,
+            kept: Default::default(),
         }
     }
 

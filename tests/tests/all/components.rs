@@ -51,10 +51,13 @@ fn with_custom_section(from: &Path, to: &Path, payload: &str) {
 /// The `wasi:http` export every component has.
 const WASI_HTTP_HANDLER: &str = "wasi:http/incoming-handler@0.2.12";
 
-/// A component with only the `wasi:http` export of `from`, as one built before the
-/// platform's `rental:platform/handler` was: a composition that instantiates `from` (its
-/// imports become the composition's) and exports that one export of it.
-fn wasi_http_only(from: &Path, to: &Path) {
+/// The platform's entry point of components built before `rental:platform/responder`.
+const PLATFORM_HANDLER: &str = "rental:platform/handler@0.1.0";
+
+/// A component with only the `exports` of `from`, as one built before the platform's later
+/// entry points were: a composition that instantiates `from` (its imports become the
+/// composition's) and exports those exports of it.
+fn only_exports(from: &Path, to: &Path, exports: &[&str]) {
     let mut graph = CompositionGraph::new();
     let package = Package::from_bytes(
         "rental:old",
@@ -65,10 +68,10 @@ fn wasi_http_only(from: &Path, to: &Path) {
     .unwrap();
     let package = graph.register_package(package).unwrap();
     let instance = graph.instantiate(package);
-    let handler = graph
-        .alias_instance_export(instance, WASI_HTTP_HANDLER)
-        .unwrap();
-    graph.export(handler, WASI_HTTP_HANDLER).unwrap();
+    for &export in exports {
+        let aliased = graph.alias_instance_export(instance, export).unwrap();
+        graph.export(aliased, export).unwrap();
+    }
     std::fs::write(to, graph.encode(EncodeOptions::default()).unwrap()).unwrap();
 }
 
@@ -380,43 +383,78 @@ on_both_backends! {
     }
 }
 
-/// rentald calls a component's `rental:platform/handler`, and one built without it (only
-/// `wasi:http/incoming-handler`) is still checked, installed and served, through `wasi:http`.
+/// rentald calls a component's `rental:platform/responder`; one built before it (with
+/// `rental:platform/handler`) through that, and one built before both (only
+/// `wasi:http/incoming-handler`) through `wasi:http`. Each answers a page whose bookings the
+/// store kept in the host (`scan-kept`) with the same bytes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_component_without_the_platform_handler_is_served_through_wasi_http() {
+async fn components_built_before_the_responder_are_served_through_their_own_entry_points() {
     let app = TestApp::spawn(Options::new(Backend::Sqlite))
         .await
         .expect("sqlite always runs");
     let dir = tempfile::tempdir().unwrap();
-    let old = dir.path().join("variant-wasi-http.wasm");
-    wasi_http_only(&variant_wasm(), &old);
+    let listing = components_dir().join("listing.wasm");
+    let handler = dir.path().join("listing-handler.wasm");
+    only_exports(&listing, &handler, &[WASI_HTTP_HANDLER, PLATFORM_HANDLER]);
+    let wasi_http = dir.path().join("listing-wasi-http.wasm");
+    only_exports(&listing, &wasi_http, &[WASI_HTTP_HANDLER]);
 
-    let current = component_ok(
-        &app,
-        &["check", variant_wasm().to_str().unwrap(), "--as", "listing"],
-    )
-    .await;
-    assert!(
-        current.contains("rentald calls its rental:platform/handler"),
-        "{current}"
-    );
-    let before = component_ok(&app, &["check", old.to_str().unwrap(), "--as", "listing"]).await;
-    assert!(
-        before.contains("rentald calls its wasi:http/incoming-handler"),
-        "{before}"
-    );
+    for (file, entry_point) in [
+        (&listing, "rental:platform/responder"),
+        (&handler, "rental:platform/handler"),
+        (&wasi_http, "wasi:http/incoming-handler"),
+    ] {
+        let checked =
+            component_ok(&app, &["check", file.to_str().unwrap(), "--as", "listing"]).await;
+        assert!(
+            checked.contains(&format!("rentald calls its {entry_point}")),
+            "{checked}"
+        );
+    }
 
-    let alpha = app.tenant_with_token("alpha", true).await;
-    component_ok(
-        &app,
-        &[
-            "install",
-            "--tenant",
-            "alpha",
-            "listing",
-            old.to_str().unwrap(),
-        ],
-    )
-    .await;
-    wait_for(&app, "alpha", &alpha, true).await;
+    // A tenant for each older build: the platform's build answers, then the tenant's own once
+    // it serves (the first request a tenant's build answers is this tenant's).
+    let page = "/api/bookings/list?limit=30&sortDirectionAsc=false";
+    for (tenant, file) in [("alpha", &handler), ("beta", &wasi_http)] {
+        let token = app.tenant_with_token(tenant, true).await;
+        let platform = app.get(tenant, page, &token).await.bytes().await.unwrap();
+        assert!(platform.len() > 10_000, "a page of 30 bookings");
+        let served = tenant_builds_served(&app).await;
+        component_ok(
+            &app,
+            &[
+                "install",
+                "--tenant",
+                tenant,
+                "listing",
+                file.to_str().unwrap(),
+            ],
+        )
+        .await;
+        let started = Instant::now();
+        loop {
+            let answer = app.get(tenant, page, &token).await.bytes().await.unwrap();
+            if tenant_builds_served(&app).await > served {
+                assert_eq!(answer, platform, "{}", file.display());
+                break;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "{} is not served",
+                file.display()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+/// How many requests tenants' own builds of `listing` have answered.
+async fn tenant_builds_served(app: &TestApp) -> u64 {
+    let (_, metrics) = app.metrics_get("/metrics").await;
+    let runs =
+        r#"rentald_component_outcomes_total{component="listing",build="tenant",outcome="ok"} "#;
+    metrics
+        .lines()
+        .find_map(|line| line.strip_prefix(runs))
+        .map_or(0, |count| count.trim().parse().unwrap())
 }

@@ -142,6 +142,31 @@ async fn runaway_components_cost_one_request() {
 
 /// A tenant may have `--tenant-instances` components running at once: past it, its requests
 /// are refused at once (503, Retry-After, ErrorCode 499), and other tenants are served.
+/// The bodies a component has the host keep for its answer (`scan-kept`) are bounded: one
+/// that keeps on and on fails its own request at 16 MiB, and the host serves on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keeping_bodies_without_end_costs_one_request() {
+    let (mut app, _dir) = hostile_app_with(60_000, &[]).await;
+    let token = app.tenant_with_token("keeper", true).await;
+    let (status, body, id) =
+        error_body(app.get("keeper", "/api/cars?behave=keep", &token).await).await;
+    assert_eq!(
+        (status, body["ErrorCode"].as_i64()),
+        (500, Some(99)),
+        "{body}"
+    );
+    // The trap's cause follows the wasm backtrace in the request's log event.
+    let log = app.log();
+    let said = log.find(&id).map_or("", |at| &log[at..]);
+    assert!(said.contains("more than 16 MiB of bodies"), "{log}");
+    assert!(app.is_running(), "the host survived");
+    assert_eq!(
+        app.get("keeper", "/api/cars", &token).await.status(),
+        200,
+        "and serves the tenant again"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_tenant_runs_a_bounded_number_of_components_at_once() {
     let (app, _dir) = hostile_app_with(3_000, &["--tenant-instances", "2"]).await;

@@ -42,7 +42,8 @@ pub mod store {
     use rental_store_sql::{self as sql, OpenTransaction, Scope};
 
     pub use crate::bindings::rental::platform::store::{
-        Bound, Change, Document, Entry, Expect, IndexKey, KeyPart, Mode, Range, Scan, StoreError,
+        Bound, Change, Document, Entry, Expect, IndexKey, KeptDocument, KeyPart, Mode, Range, Scan,
+        StoreError,
     };
 
     use super::super::{Host, current};
@@ -65,6 +66,11 @@ pub mod store {
         Ok(Transaction {
             open: OpenTransaction::new(host, scope),
         })
+    }
+
+    /// A body kept in this test host.
+    pub fn read_kept(body: u32) -> Option<String> {
+        current().kept.borrow().get(body).map(str::to_owned)
     }
 
     /// SQLite numbers every change as it is written: a read-only transaction reads the feed.
@@ -130,6 +136,17 @@ pub mod store {
                 |s| s.scan(&query),
                 |found| found.into_iter().map(document).collect(),
             )
+        }
+
+        pub fn scan_kept(&self, query: &Scan) -> Result<Vec<KeptDocument>, StoreError> {
+            let query = scan(query.clone());
+            let found = self.with(|s| s.scan(&query), |found| found)?;
+            let kept = current()
+                .kept
+                .borrow_mut()
+                .keep(found)
+                .map_err(guest_error)?;
+            Ok(kept.into_iter().map(kept_document).collect())
         }
 
         pub fn keys(&self, query: &Scan) -> Result<Vec<Entry>, StoreError> {

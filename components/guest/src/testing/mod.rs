@@ -22,7 +22,7 @@
 //! let host = TestHost::demo().tenant("acme");
 //! let response = host.call::<Hello>(Request::new("GET", "/hello"));
 //! assert_eq!(response.status, 200);
-//! assert_eq!(response.body, br#""acme""#);
+//! assert_eq!(response.body.to_bytes(), br#""acme""#);
 //! ```
 //!
 //! Outside [`TestHost::call`] and [`TestHost::run`] there is no request, and a call that
@@ -82,6 +82,8 @@ struct Host {
     banks: BTreeMap<String, BTreeMap<String, imports::bank::Settlement>>,
     random: Cell<u64>,
     open: Cell<OneTransaction>,
+    /// The bodies the current request kept (`scan-kept`).
+    kept: RefCell<sql::KeptBodies>,
 }
 
 /// A message a request published on the queue, as [`TestHost::published`] shows it.
@@ -130,6 +132,7 @@ impl TestHost {
             banks: BTreeMap::new(),
             random: Cell::new(0),
             open: Cell::new(OneTransaction::new()),
+            kept: RefCell::default(),
         };
         Self {
             host: Rc::new(host),
@@ -303,9 +306,16 @@ impl TestHost {
 
     /// Answers `request` with `H` as the exported component would: a method the platform
     /// serves the path with only otherwise is 405 with `Allow`, an error is its error body,
-    /// and the response carries the correlation id.
+    /// and the response carries the correlation id. As `rentald` does, the host puts the
+    /// bodies the request kept into the response: its body comes back as bytes only.
     pub fn call<H: Handler>(&self, request: Request) -> Response {
-        self.run(|| crate::http::respond::<H>(request))
+        let response = self.run(|| {
+            let mut response = crate::http::respond::<H>(request);
+            response.body = response.body.to_bytes().into();
+            response
+        });
+        self.host.kept.take();
+        response
     }
 
     /// Runs `code` as the current request of this host: the platform's functions called in it

@@ -6,6 +6,8 @@
 //! - `recurse`: recurses until the stack limit stops it;
 //! - `panic`: panics;
 //! - `flood`: answers with a 16 MiB body;
+//! - `keep`: has the host keep the tenant's booking list (`scan-kept`) over and over, about
+//!   a hundred times what a request may keep, then answers 200 with how many it kept;
 //! - `hold-write`: begins a read-write transaction, writes (takes a sequence's next value, which
 //!   is what makes it hold the write) and never returns;
 //! - `hold-read`: begins a read-only transaction, reads (which is what makes it hold a
@@ -22,6 +24,7 @@
 
 use std::sync::{Mutex, PoisonError};
 
+use rental_domain::collections::BOOKING_ITEMS;
 use rental_domain::models::Booking;
 use rental_guest::store::{Mode, Range, Transaction};
 use rental_guest::{Error, Handler, Request, Response, context, json};
@@ -30,6 +33,9 @@ struct Hostile;
 
 /// The steps of `write-work`: about a quarter of a second of one core.
 const WRITE_WORK_STEPS: u64 = 1 << 28;
+
+/// The scans of `keep`: of the demo's 124 bookings, a few hundred MiB.
+const KEEP_ROUNDS: usize = 2_000;
 
 /// What the previous request of this instance left (see `remember`).
 static LEFT: Mutex<String> = Mutex::new(String::new());
@@ -108,6 +114,15 @@ impl Handler for Hostile {
             Some("recurse") => json(200, &recurse(0)),
             Some("panic") => panic!("asked to panic"),
             Some("flood") => Response::new(200).with_body(vec![b'x'; 16 << 20]),
+            Some("keep") => {
+                let tx = Transaction::begin(Mode::ReadOnly)?;
+                let bookings = Range::<Booking>::all("id").scan();
+                let mut kept = 0;
+                for _ in 0..KEEP_ROUNDS {
+                    kept += tx.scan_view_kept(&BOOKING_ITEMS, &bookings)?.len();
+                }
+                json(200, &kept)
+            }
             Some("remember") => {
                 let mut left = LEFT.lock().unwrap_or_else(PoisonError::into_inner);
                 let previous = std::mem::replace(&mut *left, context::tenant());
