@@ -286,7 +286,11 @@ impl BookingListQuery {
     /// The page of the booking list from its items as the store renders them
     /// ([`booking_items`](crate::collections::booking_items)), in page order, with `Total`:
     /// the page of their [`BookingDescription`](crate::models::BookingDescription)s.
-    pub fn rendered_page(&self, total: i64, items: Vec<RenderedItem>) -> PagedResult<RenderedItem> {
+    pub fn rendered_page<J>(
+        &self,
+        total: i64,
+        items: Vec<RenderedItem<J>>,
+    ) -> PagedResult<RenderedItem<J>> {
         PagedResult::by_cursor(self.cursor, self.limit, total, items, |item| item.id)
     }
 

@@ -5,7 +5,9 @@
 //! the `updated` index after that instant, which carry status and Id, so that filtering,
 //! counting and ordering by Id need no document; only the page's documents are loaded. Either
 //! way the page's bookings are read in list form, as the store renders them at every write
-//! (`booking-items`), and written into the page as they are: no booking is decoded.
+//! (`booking-items`), and written into the page as they are: no booking is decoded. Without
+//! hidden statuses and `updatedSince`, the page's renderings stay in the host (`scan-kept`),
+//! which puts them into the answer: they never pass through the component.
 //!
 //! The closed list reads the `closed` index (close date, then Id) between the first and last
 //! instants of the requested days: sorted by close date, one range scan; sorted by Id, the
@@ -18,10 +20,11 @@ use rental_domain::collections::BOOKING_ITEMS;
 use rental_domain::collections::bookings::{self, BY_CLOSED, BY_UPDATED};
 use rental_domain::{
     Booking, BookingListQuery, BookingStatus, CloseDateRange, ClosedListQuery, IdCursor, KeyPart,
-    PagedResult, RenderedItem,
+    PagedResult, Piece, RenderedItem,
 };
 use rental_guest::context;
-use rental_guest::store::{Entry, Mode, Range, Rendered, Scan, Transaction};
+use rental_guest::http::{Body, Part};
+use rental_guest::store::{Entry, KeptRendered, Mode, Range, Rendered, Scan, Transaction};
 use rental_guest::{Error, Request, Response, json, json_text, retry_on_conflict};
 
 use crate::Rules;
@@ -33,7 +36,7 @@ pub fn list(request: &Request, rules: &impl Rules) -> Result<Response, Error> {
     let query = BookingListQuery::parse(page::query(request))?;
     let hidden = rules.hidden_statuses();
     if query.status.is_some_and(|status| hidden.contains(&status)) {
-        return Ok(json_text(200, query.rendered_page(0, Vec::new()).to_json()));
+        return Ok(page_response(&query.rendered_page(0, Vec::new())));
     }
     let page = retry_on_conflict(|| {
         let tx = Transaction::begin(Mode::ReadOnly)?;
@@ -42,7 +45,19 @@ pub fn list(request: &Request, rules: &impl Rules) -> Result<Response, Error> {
             Some(since) => list_updated(&tx, &query, since, hidden),
         }
     })?;
-    Ok(json_text(200, page.to_json()))
+    Ok(page_response(&page))
+}
+
+/// 200 with the page as JSON, its items' renderings written in as they are (kept ones by the
+/// host).
+fn page_response(page: &PagedResult<RenderedItem<Part>>) -> Response {
+    let mut body = Body::default();
+    page.write_json(|piece| match piece {
+        Piece::Text(text) => body.push_bytes(text.as_bytes()),
+        Piece::Item(Part::Bytes(json)) => body.push_bytes(json),
+        Piece::Item(Part::Kept(kept)) => body.push_kept(*kept),
+    });
+    json_text(200, body)
 }
 
 /// The booking list without `updatedSince`: one scan from the cursor, one count. With hidden
@@ -52,7 +67,7 @@ fn list_by_index(
     tx: &Transaction,
     query: &BookingListQuery,
     hidden: &[BookingStatus],
-) -> Result<PagedResult<RenderedItem>, Error> {
+) -> Result<PagedResult<RenderedItem<Part>>, Error> {
     let (matching, page) = index_plan(query);
     let mut total = tx.count(&matching)?;
     if query.status.is_none() {
@@ -64,9 +79,9 @@ fn list_by_index(
         }
     }
     let items = if hidden.is_empty() {
-        rendered_items(tx.scan_view(&BOOKING_ITEMS, &page)?)?
+        kept_items(tx.scan_view_kept(&BOOKING_ITEMS, &page)?)?
     } else {
-        scan_shown(tx, &page, store_limit(query.limit), hidden)?
+        written(scan_shown(tx, &page, store_limit(query.limit), hidden)?)
     };
     Ok(query.rendered_page(page::total(total), items))
 }
@@ -114,17 +129,44 @@ fn status_of(item: &RenderedItem) -> Result<BookingStatus, Error> {
 fn rendered_items(documents: Vec<Rendered>) -> Result<Vec<RenderedItem>, Error> {
     documents
         .into_iter()
-        .map(|document| match document.id.parse() {
-            Ok(id) => Ok(RenderedItem {
-                id,
+        .map(|document| {
+            Ok(RenderedItem {
+                id: item_id(&document.id)?,
                 json: document.body,
-            }),
-            Err(_) => Err(Error::internal(format!(
-                "booking item {} has no numeric id",
-                document.id
-            ))),
+            })
         })
         .collect()
+}
+
+/// The page's items as the host kept their renderings, with the Ids their document ids are.
+fn kept_items(documents: Vec<KeptRendered>) -> Result<Vec<RenderedItem<Part>>, Error> {
+    documents
+        .into_iter()
+        .map(|document| {
+            Ok(RenderedItem {
+                id: item_id(&document.id)?,
+                json: Part::Kept(document.body),
+            })
+        })
+        .collect()
+}
+
+/// Items read into the component, as parts of the answer.
+fn written(items: Vec<RenderedItem>) -> Vec<RenderedItem<Part>> {
+    items
+        .into_iter()
+        .map(|item| RenderedItem {
+            id: item.id,
+            json: Part::Bytes(item.json.into_bytes()),
+        })
+        .collect()
+}
+
+/// The Id of a booking item: its document id.
+fn item_id(document: &str) -> Result<i64, Error> {
+    document
+        .parse()
+        .map_err(|_| Error::internal(format!("booking item {document} has no numeric id")))
 }
 
 /// What the booking list without `updatedSince` reads ([`BookingListQuery::index_reads`]):
@@ -146,14 +188,14 @@ fn list_updated(
     query: &BookingListQuery,
     since: DateTime<Utc>,
     hidden: &[BookingStatus],
-) -> Result<PagedResult<RenderedItem>, Error> {
+) -> Result<PagedResult<RenderedItem<Part>>, Error> {
     let entries = tx.all_keys(&Range::<Booking>::new(
         BY_UPDATED,
         bookings::updated_after(since),
     ))?;
     let (total, ids) = select_updated(query, &entries, hidden)?;
     let items = rendered_items(tx.get_many_view::<Booking>(&BOOKING_ITEMS, &ids)?)?;
-    Ok(query.rendered_page(total, items))
+    Ok(query.rendered_page(total, written(items)))
 }
 
 /// From the `updated` entries after `updatedSince`: `Total` (every entry that passes the

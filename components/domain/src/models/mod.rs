@@ -34,7 +34,7 @@ pub use place::{BranchOffice, Place};
 pub use pricing::{
     Additional, AppliedCoverageBracket, BookingAdditional, PriceItem, Tariff, TariffBracket,
 };
-pub use response::{ErrorResponse, PagedResult, RenderedItem};
+pub use response::{ErrorResponse, PagedResult, Piece, RenderedItem};
 
 #[cfg(test)]
 mod tests;

@@ -25,11 +25,20 @@ pub struct PagedResult<T> {
 }
 
 /// A list item already in JSON, as a [`View`](crate::store::View) stores it, with the Id a
-/// booking page's cursor moves by.
+/// booking page's cursor moves by. The JSON is text (`J = String`) or whatever stands for
+/// it where the page is written (a body the host keeps, in a component).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RenderedItem {
+pub struct RenderedItem<J = String> {
     pub id: i64,
-    pub json: String,
+    pub json: J,
+}
+
+/// A piece of a page of [`RenderedItem`]s as [`PagedResult::write_json`] writes it: the
+/// envelope's text, or an item's JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Piece<'a, J> {
+    Text(&'a str),
+    Item(&'a J),
 }
 
 impl RenderedItem {
@@ -44,31 +53,45 @@ impl RenderedItem {
     }
 }
 
+impl<J> PagedResult<RenderedItem<J>> {
+    /// Writes the page as JSON into `out`, piece by piece, each item's JSON as it is: the
+    /// bytes `serde_json` writes for the page of the same items decoded, without decoding
+    /// them.
+    pub fn write_json(&self, mut out: impl FnMut(Piece<'_, J>)) {
+        out(Piece::Text(&format!(
+            r#"{{"Offset":{},"Limit":{},"Total":{},"Results":"#,
+            self.offset, self.limit, self.total
+        )));
+        match &self.results {
+            None => out(Piece::Text("null")),
+            Some(items) => {
+                out(Piece::Text("["));
+                for (n, item) in items.iter().enumerate() {
+                    if n > 0 {
+                        out(Piece::Text(","));
+                    }
+                    out(Piece::Item(&item.json));
+                }
+                out(Piece::Text("]"));
+            }
+        }
+        out(Piece::Text(&format!(
+            r#","NextOffset":{}}}"#,
+            self.next_offset
+        )));
+    }
+}
+
 impl PagedResult<RenderedItem> {
-    /// The page as JSON, each item written in as it is: the bytes `serde_json` writes for
-    /// the page of the same items decoded, without decoding them.
+    /// The page as JSON text ([`Self::write_json`]).
     pub fn to_json(&self) -> String {
         let items = self.results.as_deref().unwrap_or_default();
         let mut json =
             String::with_capacity(items.iter().map(|item| item.json.len() + 1).sum::<usize>() + 96);
-        json.push_str(&format!(
-            r#"{{"Offset":{},"Limit":{},"Total":{},"Results":"#,
-            self.offset, self.limit, self.total
-        ));
-        match &self.results {
-            None => json.push_str("null"),
-            Some(items) => {
-                json.push('[');
-                for (n, item) in items.iter().enumerate() {
-                    if n > 0 {
-                        json.push(',');
-                    }
-                    json.push_str(&item.json);
-                }
-                json.push(']');
-            }
-        }
-        json.push_str(&format!(r#","NextOffset":{}}}"#, self.next_offset));
+        self.write_json(|piece| match piece {
+            Piece::Text(text) => json.push_str(text),
+            Piece::Item(item) => json.push_str(item),
+        });
         json
     }
 }

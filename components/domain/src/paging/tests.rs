@@ -1,6 +1,6 @@
 use super::*;
 use crate::error::ErrorCode;
-use crate::models::{Booking, BookingDescription};
+use crate::models::{Booking, BookingDescription, Piece};
 
 fn utc(value: &str) -> DateTime<Utc> {
     DateTime::parse_from_rfc3339(value)
@@ -355,6 +355,25 @@ fn a_page_of_rendered_items_is_the_page_of_their_bookings() {
         let decoded = PagedResult::by_cursor(query.cursor, query.limit, 12, descriptions, |d| d.id);
         let decoded = serde_json::to_string(&decoded).unwrap();
         assert_eq!(query.rendered_page(12, rendered(items)).to_json(), decoded);
+        // Written piece by piece with the items held elsewhere (as a component holds the
+        // bodies its host keeps), the same text, each item at its place.
+        let held: Vec<_> = rendered(items)
+            .into_iter()
+            .enumerate()
+            .map(|(n, item)| RenderedItem {
+                id: item.id,
+                json: n,
+            })
+            .collect();
+        let texts = rendered(items);
+        let mut written = String::new();
+        query
+            .rendered_page(12, held)
+            .write_json(|piece| match piece {
+                Piece::Text(text) => written.push_str(text),
+                Piece::Item(&n) => written.push_str(&texts[n].json),
+            });
+        assert_eq!(written, decoded);
         for item in rendered(items) {
             assert_eq!(item.booking_status().unwrap(), BookingStatus::Reserved);
         }
