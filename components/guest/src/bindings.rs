@@ -1,5 +1,5 @@
 //! Bindings to the platform's WIT imports (`rental:platform/context` and `store`; with the
-//! `webhook` feature also `secrets` and `bank`) and to its `responder` and `handler` exports.
+//! `webhook` feature also `secrets` and `bank`) and to its `responder` export.
 //!
 //! The only place where `wit_bindgen::generate!` runs. The rest of the crate wraps these raw
 //! types in the typed API the components use; nothing here is public.
@@ -20,17 +20,6 @@ pub(crate) mod webhook {
             "rental:platform/context@0.1.0": crate::bindings::rental::platform::context,
             "rental:platform/store@0.1.0": crate::bindings::rental::platform::store,
         },
-    });
-}
-
-/// The `rental:platform/handler` export, for hosts before `responder`: filled by
-/// [`export_handler!`](crate::export_handler) too.
-pub mod handler_export {
-    wit_bindgen::generate!({
-        world: "handler-export",
-        path: "wit",
-        pub_export_macro: true,
-        export_macro_name: "export_platform_handler",
     });
 }
 

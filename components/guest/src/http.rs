@@ -16,9 +16,6 @@ use wasip2::http::types::{
     Fields, IncomingBody, IncomingRequest, Method, OutgoingBody, OutgoingResponse, ResponseOutparam,
 };
 
-use crate::bindings::handler_export::exports::rental::platform::handler::{
-    Guest as HandlerGuest, Request as HandlerRequest, Response as HandlerResponse,
-};
 use crate::bindings::responder_export::exports::rental::platform::responder::{
     Guest as ResponderGuest, Part as WholePart, Request as WholeRequest, Response as WholeResponse,
 };
@@ -57,19 +54,6 @@ impl Request {
             headers: Vec::new(),
             body: Vec::new(),
         }
-    }
-
-    /// A request as the host hands it whole to the platform's entry points.
-    fn whole(
-        method: String,
-        path_with_query: &str,
-        headers: Vec<(String, Vec<u8>)>,
-        body: Vec<u8>,
-    ) -> Self {
-        let mut request = Self::new(method, path_with_query);
-        request.headers = headers;
-        request.body = body;
-        request
     }
 
     /// The value of the query parameter `name`, under the platform's one rule
@@ -348,12 +332,10 @@ impl<H: Handler> Guest for Export<H> {
 /// or value, a status) is the host's to refuse.
 impl<H: Handler> ResponderGuest for Export<H> {
     fn handle(request: WholeRequest) -> WholeResponse {
-        let response = respond::<H>(Request::whole(
-            request.method,
-            &request.path_with_query,
-            request.headers,
-            request.body,
-        ));
+        let mut read = Request::new(request.method, &request.path_with_query);
+        read.headers = request.headers;
+        read.body = request.body;
+        let response = respond::<H>(read);
         WholeResponse {
             status: response.status,
             headers: response.headers,
@@ -366,24 +348,6 @@ impl<H: Handler> ResponderGuest for Export<H> {
                     Part::Kept(kept) => WholePart::Kept(kept.number()),
                 })
                 .collect(),
-        }
-    }
-}
-
-/// The platform's entry point before `responder`, `rental:platform/handler`, for the hosts
-/// that call it: the same answer, the kept bodies copied in.
-impl<H: Handler> HandlerGuest for Export<H> {
-    fn handle(request: HandlerRequest) -> HandlerResponse {
-        let response = respond::<H>(Request::whole(
-            request.method,
-            &request.path_with_query,
-            request.headers,
-            request.body,
-        ));
-        HandlerResponse {
-            status: response.status,
-            headers: response.headers,
-            body: response.body.into_bytes(),
         }
     }
 }
@@ -423,7 +387,7 @@ fn with_correlation_id(response: Response) -> Response {
 /// Exports a [`Handler`] as the component's `wasi:http/incoming-handler`, which Spin and
 /// `wasmtime serve` call, and as `rental:platform/responder`, which `rentald` calls: the same
 /// answer without `wasi:http`'s resources and streams, and without copying the bodies the
-/// store kept. Also as `rental:platform/handler`, for hosts from before `responder`.
+/// store kept.
 ///
 /// Use it once, at the root of a component crate, as the [crate documentation](crate) shows.
 ///
@@ -439,9 +403,6 @@ macro_rules! export_handler {
             $crate::__private::wasip2::http::proxy::export!(RentalGuestHttpExport);
             $crate::__private::responder_export::export_platform_responder!(
                 RentalGuestHttpExport with_types_in $crate::__private::responder_export
-            );
-            $crate::__private::handler_export::export_platform_handler!(
-                RentalGuestHttpExport with_types_in $crate::__private::handler_export
             );
         };
         #[cfg(not(target_arch = "wasm32"))]

@@ -62,5 +62,5 @@ pub use store::retry_on_conflict;
 pub mod __private {
     pub use wasip2;
 
-    pub use crate::bindings::{handler_export, responder_export};
+    pub use crate::bindings::responder_export;
 }

@@ -51,13 +51,10 @@ fn with_custom_section(from: &Path, to: &Path, payload: &str) {
 /// The `wasi:http` export every component has.
 const WASI_HTTP_HANDLER: &str = "wasi:http/incoming-handler@0.2.12";
 
-/// The platform's entry point of components built before `rental:platform/responder`.
-const PLATFORM_HANDLER: &str = "rental:platform/handler@0.1.0";
-
-/// A component with only the `exports` of `from`, as one built before the platform's later
-/// entry points were: a composition that instantiates `from` (its imports become the
-/// composition's) and exports those exports of it.
-fn only_exports(from: &Path, to: &Path, exports: &[&str]) {
+/// A component with only the `wasi:http` export of `from`, as one built before the
+/// platform's own entry points were: a composition that instantiates `from` (its imports
+/// become the composition's) and exports that one export of it.
+fn wasi_http_only(from: &Path, to: &Path) {
     let mut graph = CompositionGraph::new();
     let package = Package::from_bytes(
         "rental:old",
@@ -68,11 +65,18 @@ fn only_exports(from: &Path, to: &Path, exports: &[&str]) {
     .unwrap();
     let package = graph.register_package(package).unwrap();
     let instance = graph.instantiate(package);
-    for &export in exports {
-        let aliased = graph.alias_instance_export(instance, export).unwrap();
-        graph.export(aliased, export).unwrap();
-    }
+    let handler = graph
+        .alias_instance_export(instance, WASI_HTTP_HANDLER)
+        .unwrap();
+    graph.export(handler, WASI_HTTP_HANDLER).unwrap();
     std::fs::write(to, graph.encode(EncodeOptions::default()).unwrap()).unwrap();
+}
+
+/// The floor component (tests/components/floor) as the release before
+/// `rental:platform/responder` built it: it exports `rental:platform/handler` and
+/// `wasi:http`, and imports the store without `scan-kept` and `read-kept` (tests/fixtures).
+fn handler_era_floor() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/floor-handler.wasm")
 }
 
 /// `rentald component ...`, with the test servers' compile cache for installs.
@@ -383,10 +387,10 @@ on_both_backends! {
     }
 }
 
-/// rentald calls a component's `rental:platform/responder`; one built before it (with
-/// `rental:platform/handler`) through that, and one built before both (only
-/// `wasi:http/incoming-handler`) through `wasi:http`. Each answers a page whose bookings the
-/// store kept in the host (`scan-kept`) with the same bytes.
+/// rentald calls a component's `rental:platform/responder`; one built before it, with
+/// `rental:platform/handler`, links (its store has fewer functions) and is served through that;
+/// one with only `wasi:http/incoming-handler` through `wasi:http`, where a page whose bookings
+/// the store kept in the host (`scan-kept`) is read back by the component: the same bytes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn components_built_before_the_responder_are_served_through_their_own_entry_points() {
     let app = TestApp::spawn(Options::new(Backend::Sqlite))
@@ -394,10 +398,9 @@ async fn components_built_before_the_responder_are_served_through_their_own_entr
         .expect("sqlite always runs");
     let dir = tempfile::tempdir().unwrap();
     let listing = components_dir().join("listing.wasm");
-    let handler = dir.path().join("listing-handler.wasm");
-    only_exports(&listing, &handler, &[WASI_HTTP_HANDLER, PLATFORM_HANDLER]);
     let wasi_http = dir.path().join("listing-wasi-http.wasm");
-    only_exports(&listing, &wasi_http, &[WASI_HTTP_HANDLER]);
+    wasi_http_only(&listing, &wasi_http);
+    let handler = handler_era_floor();
 
     for (file, entry_point) in [
         (&listing, "rental:platform/responder"),
@@ -412,39 +415,68 @@ async fn components_built_before_the_responder_are_served_through_their_own_entr
         );
     }
 
-    // A tenant for each older build: the platform's build answers, then the tenant's own once
-    // it serves (the first request a tenant's build answers is this tenant's).
-    let page = "/api/bookings/list?limit=30&sortDirectionAsc=false";
-    for (tenant, file) in [("alpha", &handler), ("beta", &wasi_http)] {
-        let token = app.tenant_with_token(tenant, true).await;
-        let platform = app.get(tenant, page, &token).await.bytes().await.unwrap();
-        assert!(platform.len() > 10_000, "a page of 30 bookings");
-        let served = tenant_builds_served(&app).await;
-        component_ok(
-            &app,
-            &[
-                "install",
-                "--tenant",
-                tenant,
-                "listing",
-                file.to_str().unwrap(),
-            ],
-        )
-        .await;
-        let started = Instant::now();
-        loop {
-            let answer = app.get(tenant, page, &token).await.bytes().await.unwrap();
-            if tenant_builds_served(&app).await > served {
-                assert_eq!(answer, platform, "{}", file.display());
-                break;
-            }
-            assert!(
-                started.elapsed() < Duration::from_secs(20),
-                "{} is not served",
-                file.display()
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
+    // The earlier floor, as a tenant's listing: its own answer, whole.
+    let alpha = app.tenant_with_token("alpha", true).await;
+    component_ok(
+        &app,
+        &[
+            "install",
+            "--tenant",
+            "alpha",
+            "listing",
+            handler.to_str().unwrap(),
+        ],
+    )
+    .await;
+    let started = Instant::now();
+    loop {
+        let (status, answer) = app
+            .call("alpha", &alpha, reqwest::Method::GET, LIST, None)
+            .await;
+        assert_eq!(status, 200, "{answer}");
+        if answer.get("Filler").is_some() {
+            assert_eq!(answer["Path"], "/api/bookings/list", "{answer}");
+            assert_eq!(answer["Filler"].as_str().map(str::len), Some(5_000));
+            break;
         }
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the floor is not served"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    // The listing through `wasi:http`: the platform's build answers a page, then the
+    // tenant's own the same bytes, once it serves (the first answer a tenant's build gives
+    // from now on is this tenant's).
+    let page = "/api/bookings/list?limit=30&sortDirectionAsc=false";
+    let beta = app.tenant_with_token("beta", true).await;
+    let platform = app.get("beta", page, &beta).await.bytes().await.unwrap();
+    assert!(platform.len() > 10_000, "a page of 30 bookings");
+    let served = tenant_builds_served(&app).await;
+    component_ok(
+        &app,
+        &[
+            "install",
+            "--tenant",
+            "beta",
+            "listing",
+            wasi_http.to_str().unwrap(),
+        ],
+    )
+    .await;
+    let started = Instant::now();
+    loop {
+        let answer = app.get("beta", page, &beta).await.bytes().await.unwrap();
+        if tenant_builds_served(&app).await > served {
+            assert_eq!(answer, platform);
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the listing is not served"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
 
