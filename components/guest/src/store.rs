@@ -184,6 +184,13 @@ impl KeptBody {
     }
 }
 
+/// A scan of `T`'s index that reads the documents of `view`, a view of `T`'s collection.
+fn view_scan<T: Stored>(view: &View, scan: &Scan<T>) -> Result<wit::Scan, StoreError> {
+    let mut query = scan.to_wit();
+    query.range.collection = of_source::<T>(view)?.to_owned();
+    Ok(query)
+}
+
 /// The collection of `view`, which must be a view of `T`'s.
 fn of_source<T: Stored>(view: &View) -> Result<&'static str, StoreError> {
     if view.source == T::COLLECTION {
@@ -470,11 +477,9 @@ impl Transaction {
         view: &View,
         scan: &Scan<T>,
     ) -> Result<Vec<Rendered>, StoreError> {
-        let mut query = scan.to_wit();
-        query.range.collection = of_source::<T>(view)?.to_owned();
         Ok(self
             .inner
-            .scan(&query)?
+            .scan(&view_scan(view, scan)?)?
             .into_iter()
             .map(Rendered::from)
             .collect())
@@ -488,11 +493,9 @@ impl Transaction {
         view: &View,
         scan: &Scan<T>,
     ) -> Result<Vec<KeptRendered>, StoreError> {
-        let mut query = scan.to_wit();
-        query.range.collection = of_source::<T>(view)?.to_owned();
         Ok(self
             .inner
-            .scan_kept(&query)?
+            .scan_kept(&view_scan(view, scan)?)?
             .into_iter()
             .map(|document| KeptRendered {
                 id: document.id,

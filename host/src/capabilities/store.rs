@@ -80,6 +80,17 @@ impl HostState {
 }
 
 impl HostState {
+    /// The documents of a scan (`scan`, `scan-kept`).
+    async fn scanned(
+        &mut self,
+        handle: &Resource<Transaction>,
+        query: wit::Scan,
+    ) -> Result<Vec<rental_store_sql::Document>, StoreFailure> {
+        let query = scan(query);
+        self.on_transaction(handle, async |tx| tx.scan(&query).await)
+            .await
+    }
+
     /// Commits the write the guest committed before, held for the answer, now that the guest
     /// goes on to another transaction.
     async fn commit_held(&mut self) -> Result<(), StoreFailure> {
@@ -227,10 +238,7 @@ impl wit::HostTransaction for HostState {
         handle: Resource<Transaction>,
         query: wit::Scan,
     ) -> Result<Vec<wit::Document>, StoreFailure> {
-        let query = scan(query);
-        let found = self
-            .on_transaction(&handle, async |tx| tx.scan(&query).await)
-            .await?;
+        let found = self.scanned(&handle, query).await?;
         Ok(found.into_iter().map(document).collect())
     }
 
@@ -239,10 +247,7 @@ impl wit::HostTransaction for HostState {
         handle: Resource<Transaction>,
         query: wit::Scan,
     ) -> Result<Vec<wit::KeptDocument>, StoreFailure> {
-        let query = scan(query);
-        let found = self
-            .on_transaction(&handle, async |tx| tx.scan(&query).await)
-            .await?;
+        let found = self.scanned(&handle, query).await?;
         let kept = self.kept.keep(found).map_err(failure)?;
         Ok(kept.into_iter().map(kept_document).collect())
     }
