@@ -5,7 +5,7 @@
 //! component `NAME` without its own export, by path into a source checkout of the platform:
 //! the one `rentald` was built from, or `--sdk DIR`. Its files are the templates beside this
 //! module (`scaffold/*.in`), filled by [`fill`], and the platform's `.cargo/config.toml` (the
-//! components' initial memory), as it is. `listing` and `booking` get rules of their own
+//! components' initial memory, the test host's SQLite options), as it is. `listing` and `booking` get rules of their own
 //! (their extension points, `listing::Rules` and `booking::Rules`), every other component a
 //! wrapper around the platform's handler. Each comes with a test on the guest SDK's test host.
 
@@ -16,7 +16,8 @@ use rental_platform::Component;
 
 const CARGO_TOML: &str = include_str!("scaffold/Cargo.toml.in");
 const GITIGNORE: &str = include_str!("scaffold/gitignore.in");
-/// The platform's own build settings for components (their initial memory), as they are.
+/// The platform's own build settings (the components' initial memory, SQLite's options), as
+/// they are.
 const CARGO_CONFIG: &str = include_str!("../../.cargo/config.toml");
 const README: &str = include_str!("scaffold/README.md.in");
 const LISTING: &str = include_str!("scaffold/listing.rs.in");

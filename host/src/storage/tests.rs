@@ -137,6 +137,22 @@ async fn put(
     result
 }
 
+/// SQLite is built without the options that make every thread running statements take a
+/// process-wide mutex (`.cargo/config.toml`): the count of its allocations, and one page
+/// cache for all connections.
+#[tokio::test]
+async fn sqlite_is_built_without_process_wide_mutexes() {
+    let store = Storage::open_in_memory().await.unwrap();
+    let (shared_cache, uncounted): (i64, i64) = sqlx::query_as(
+        "SELECT sqlite_compileoption_used('ENABLE_MEMORY_MANAGEMENT'), \
+                sqlite_compileoption_used('DEFAULT_MEMSTATUS=0')",
+    )
+    .fetch_one(store.pool())
+    .await
+    .unwrap();
+    assert_eq!((shared_cache, uncounted), (0, 1));
+}
+
 #[tokio::test]
 async fn revisions_compare_and_swap() {
     on_each_backend(async |backend, store| {
