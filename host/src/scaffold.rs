@@ -5,9 +5,10 @@
 //! component `NAME` without its own export, by path into a source checkout of the platform:
 //! the one `rentald` was built from, or `--sdk DIR`. Its files are the templates beside this
 //! module (`scaffold/*.in`), filled by [`fill`], and the platform's `.cargo/config.toml` (the
-//! components' initial memory, the test host's SQLite options), as it is. `listing` and `booking` get rules of their own
-//! (their extension points, `listing::Rules` and `booking::Rules`), every other component a
-//! wrapper around the platform's handler. Each comes with a test on the guest SDK's test host.
+//! components' initial memory, the test host's SQLite options), as it is. `listing` and
+//! `booking` get rules of their own (their extension points, `listing::Rules` and
+//! `booking::Rules`), every other component a wrapper around the platform's handler. Each
+//! comes with a test on the guest SDK's test host.
 
 use std::path::{Path, PathBuf};
 
