@@ -31,6 +31,12 @@ pub fn execute_if_reading(
     run(&mut prepared, statement).map(Some)
 }
 
+/// Room for a statement's rows before the first one is read. A page of 30 then fits without
+/// the three `realloc`s of doubling: glibc serves each under its arena's lock, which other
+/// threads' frees of this memory contend for, where a first allocation of this size (768
+/// bytes) comes from the thread's own cache (docs/benchmarks.md).
+const ROWS_AT_FIRST: usize = 32;
+
 fn run(prepared: &mut CachedStatement<'_>, statement: &Statement) -> rusqlite::Result<Vec<Row>> {
     for (position, value) in statement.params.iter().enumerate() {
         let index = position + 1;
@@ -41,7 +47,7 @@ fn run(prepared: &mut CachedStatement<'_>, statement: &Statement) -> rusqlite::R
         }?;
     }
     let mut rows = prepared.raw_query();
-    let mut read = Vec::new();
+    let mut read = Vec::with_capacity(ROWS_AT_FIRST);
     while let Some(row) = rows.next()? {
         read.push(crate::read_row(statement.columns, |i, kind| {
             let value = row.get_ref(i)?;

@@ -34,6 +34,8 @@ impl KeptBodies {
             )));
         }
         self.bytes += adding;
+        // One allocation for the call's bodies rather than a doubling per power of two.
+        self.bodies.reserve(documents.len());
         Ok(documents
             .into_iter()
             .map(|document| {
