@@ -61,16 +61,20 @@ impl Statement {
     pub fn sql(&self, dialect: Dialect) -> Cow<'_, str> {
         match dialect {
             Dialect::Postgres => Cow::Borrowed(self.postgres.as_deref().unwrap_or(&self.sql)),
+            // Every statement a request runs passes here: the text between placeholders is
+            // copied a run at a time, not a character at a time.
             Dialect::Sqlite => {
-                let mut out = String::with_capacity(self.sql.len());
-                let mut chars = self.sql.chars().peekable();
-                while let Some(c) = chars.next() {
-                    if c == '$' && chars.peek().is_some_and(char::is_ascii_digit) {
+                let sql = &self.sql;
+                let mut out = String::with_capacity(sql.len());
+                let mut copied = 0;
+                for (at, _) in sql.match_indices('$') {
+                    if sql.as_bytes().get(at + 1).is_some_and(u8::is_ascii_digit) {
+                        out.push_str(&sql[copied..at]);
                         out.push('?');
-                    } else {
-                        out.push(c);
+                        copied = at + 1;
                     }
                 }
+                out.push_str(&sql[copied..]);
                 Cow::Owned(out)
             }
         }
@@ -307,6 +311,8 @@ mod tests {
             "UPDATE t SET b = ?4 WHERE a = ?1 AND c = ?10 AND d = '$x'"
         );
         assert_eq!(statement.sql(Dialect::Postgres), statement.sql);
+        let ending = Statement::new("SELECT $2 || '€$' || $".to_owned(), Vec::new(), &[]);
+        assert_eq!(ending.sql(Dialect::Sqlite), "SELECT ?2 || '€$' || $");
     }
 
     #[test]
