@@ -31,10 +31,11 @@ pub fn execute_if_reading(
     run(&mut prepared, statement).map(Some)
 }
 
-/// Room for a statement's rows before the first one is read. A page of 30 then fits without
+/// Room for a statement's rows once the first one is read. A page of 30 then fits without
 /// the three `realloc`s of doubling: glibc serves each under its arena's lock, which other
 /// threads' frees of this memory contend for, where a first allocation of this size (768
-/// bytes) comes from the thread's own cache (docs/benchmarks.md).
+/// bytes) comes from the thread's own cache (docs/benchmarks.md). A statement that reads no
+/// row (most of a write's) allocates nothing.
 const ROWS_AT_FIRST: usize = 32;
 
 fn run(prepared: &mut CachedStatement<'_>, statement: &Statement) -> rusqlite::Result<Vec<Row>> {
@@ -47,8 +48,11 @@ fn run(prepared: &mut CachedStatement<'_>, statement: &Statement) -> rusqlite::R
         }?;
     }
     let mut rows = prepared.raw_query();
-    let mut read = Vec::with_capacity(ROWS_AT_FIRST);
+    let mut read = Vec::new();
     while let Some(row) = rows.next()? {
+        if read.capacity() == 0 {
+            read.reserve_exact(ROWS_AT_FIRST);
+        }
         read.push(crate::read_row(statement.columns, |i, kind| {
             let value = row.get_ref(i)?;
             column(value, kind).ok_or_else(|| {
