@@ -63,7 +63,7 @@ pub fn hold(
             }
             let car = catalog::get::<Car>(tx, car)?
                 .ok_or_else(|| ApiError::new(ErrorCode::CarNotFound).with_field(fields::CAR_ID))?;
-            if availability::in_service(&car, period) && slot.car(&car)? {
+            if availability::in_service(&car, period) && slot.car(&car.id)? {
                 Ok(Held::Car(Box::new(car)))
             } else {
                 Err(ApiError::new(unavailable).into())
@@ -71,19 +71,24 @@ pub fn hold(
         }
         Plan::FreeCar { scope, keep } => {
             let (cars, principal) = match *scope {
-                Scope::Model(model) => (catalog::cars_of(tx, model)?, None),
+                Scope::Model(model) => (catalog::slots_of(tx, model)?, None),
                 Scope::Category(category) => {
                     let mut cars = Vec::new();
-                    for model in catalog::models_of(tx, category)? {
-                        cars.extend(catalog::cars_of(tx, model.id)?);
+                    for model in catalog::model_ids_of(tx, category)? {
+                        cars.extend(catalog::slots_of(tx, model)?);
                     }
                     let principal = catalog::get::<Category>(tx, &category.to_string())?
                         .and_then(|category| category.principal_model_id);
                     (cars, principal)
                 }
             };
-            for car in availability::candidates(cars, keep.as_deref(), principal, period) {
-                if slot.car(&car)? {
+            for candidate in availability::candidates(cars, keep.as_deref(), principal, period) {
+                if slot.car(&candidate.id)? {
+                    // Read in the snapshot its slot was read in, where a car's slot is there
+                    // exactly when the car is.
+                    let car = catalog::get::<Car>(tx, &candidate.id)?.ok_or_else(|| {
+                        Error::internal(format!("car {} has a slot and no document", candidate.id))
+                    })?;
                     return Ok(Held::Car(Box::new(car)));
                 }
             }
@@ -105,18 +110,19 @@ struct Slot<'a> {
 }
 
 impl Slot<'_> {
-    /// Holds `car` when it is free, writing the locks of its days; `false` when it is not.
-    fn car(&self, car: &Car) -> Result<bool, Error> {
+    /// Holds the car `car_id` when it is free, writing the locks of its days; `false` when it
+    /// is not.
+    fn car(&self, car_id: &str) -> Result<bool, Error> {
         let locks: Vec<CarLock> = availability::lock_days(self.period)
             .map(|day| CarLock {
-                car_id: car.id.clone(),
+                car_id: car_id.to_owned(),
                 day,
             })
             .collect();
         let expected = self.read_locks(&locks)?;
         let occupied = self.occupied(Range::new(
             bookings::BY_CAR,
-            bookings::car_ending_after(&car.id, self.period.from),
+            bookings::car_ending_after(car_id, self.period.from),
         ))?;
         if !availability::car_is_free(&occupied, self.period, self.booking_id) {
             return Ok(false);
@@ -140,10 +146,10 @@ impl Slot<'_> {
             bookings::category_ending_after(category, self.period.from),
         ))?;
         let mut capacity = 0;
-        for model in catalog::models_of(self.tx, category)? {
-            capacity += catalog::cars_of(self.tx, model.id)?
+        for model in catalog::model_ids_of(self.tx, category)? {
+            capacity += catalog::slots_of(self.tx, model)?
                 .iter()
-                .filter(|car| availability::in_service(car, self.period))
+                .filter(|car| availability::in_fleet(car.inactive_date, self.period))
                 .count();
         }
         if !availability::has_room(&occupied, self.period, self.booking_id, capacity) {

@@ -7,15 +7,15 @@ use rental_domain::booking::customer::{self, CustomerLookup};
 use rental_domain::booking::request::{BookingRequest, fields};
 use rental_domain::booking::terms::{self, PriceLists, Rules, Terms, Vehicle};
 use rental_domain::collections::{
-    additionals, branch_offices, car_models, cars, customers, tariffs,
+    CAR_SLOTS, CarSlot, additionals, branch_offices, car_models, cars, customers, tariffs,
 };
 use rental_domain::pricing::Quote;
 use rental_domain::{
-    Additional, ApiError, Booking, BranchOfficeDoc, Car, Category, CustomerDoc, ErrorCode, KeyPart,
-    Model, Stored, Tariff,
+    Additional, ApiError, Booking, Bound, BranchOfficeDoc, Car, Category, CustomerDoc, ErrorCode,
+    KeyPart, KeyRange, Model, Stored, Tariff,
 };
 use rental_guest::Error;
-use rental_guest::store::{Document, Range, Transaction};
+use rental_guest::store::{DEFAULT_SCAN_LIMIT, Document, Range, Transaction};
 
 /// Every branch office, active or not, with its places.
 pub fn offices(tx: &Transaction) -> Result<Vec<BranchOfficeDoc>, Error> {
@@ -86,20 +86,68 @@ impl<'t> PriceBook<'t> {
     }
 }
 
-/// The models of a category.
-pub fn models_of(tx: &Transaction, category_id: i64) -> Result<Vec<Model>, Error> {
-    Ok(values(tx.scan_all(&Range::prefix(
-        car_models::BY_CATEGORY,
-        vec![KeyPart::Int(category_id)],
-    ))?))
+/// The Ids of the models of a category, from the index alone: what a category's cars are
+/// found by.
+pub fn model_ids_of(tx: &Transaction, category_id: i64) -> Result<Vec<i64>, Error> {
+    let range = Range::<Model>::prefix(car_models::BY_CATEGORY, vec![KeyPart::Int(category_id)]);
+    tx.all_distinct_keys(&range)?
+        .into_iter()
+        .map(|entry| match entry.key.as_slice() {
+            [_, KeyPart::Int(model)] => Ok(*model),
+            key => Err(Error::internal(format!(
+                "model {}'s category entry {key:?} names no model Id",
+                entry.id
+            ))),
+        })
+        .collect()
 }
 
-/// The cars of a model.
-pub fn cars_of(tx: &Transaction, model_id: i64) -> Result<Vec<Car>, Error> {
-    Ok(values(tx.scan_all(&Range::prefix(
-        cars::BY_MODEL,
-        vec![KeyPart::Int(model_id)],
-    ))?))
+/// The slots ([`CAR_SLOTS`]) of the cars whose key in the cars' index `index` starts with
+/// `prefix`, in key order: a few bytes a car, where its document is a kilobyte. The keys of
+/// both indexes of cars end with the car's Id, so each page asks from after the last slot
+/// read, and the host reads each entry once (a skip would step over every slot read before,
+/// again).
+pub fn car_slots(
+    tx: &Transaction,
+    index: &'static str,
+    prefix: &[KeyPart],
+) -> Result<Vec<CarSlot>, Error> {
+    let whole = KeyRange::prefix(prefix.to_vec());
+    let mut slots: Vec<CarSlot> = Vec::new();
+    loop {
+        let lower = match slots.last() {
+            Some(slot) => {
+                let mut key = prefix.to_vec();
+                key.push(KeyPart::Text(slot.id.clone()));
+                Some(Bound::Exclusive(key))
+            }
+            None => whole.lower.clone(),
+        };
+        let range = Range::<Car>::new(
+            index,
+            KeyRange {
+                lower,
+                upper: whole.upper.clone(),
+            },
+        );
+        let page = tx.scan_view(&CAR_SLOTS, &range.scan().limit(DEFAULT_SCAN_LIMIT))?;
+        if page.is_empty() {
+            return Ok(slots);
+        }
+        for rendered in page {
+            slots.push(serde_json::from_str(&rendered.body).map_err(|e| {
+                Error::internal(format!(
+                    "the slot of car {} does not read: {e}",
+                    rendered.id
+                ))
+            })?);
+        }
+    }
+}
+
+/// The slots of the cars of a model ([`car_slots`]).
+pub fn slots_of(tx: &Transaction, model_id: i64) -> Result<Vec<CarSlot>, Error> {
+    car_slots(tx, cars::BY_MODEL, &[KeyPart::Int(model_id)])
 }
 
 /// The vehicle `request` names, as the catalogue has it (a model or category the catalogue

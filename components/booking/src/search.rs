@@ -15,11 +15,9 @@ use rental_domain::booking::response::PriceResponse;
 use rental_domain::booking::search::{self, AvailabilityItem, AvailabilityQuery, Fleet, Offer};
 use rental_domain::booking::settings::AvailabilityMode;
 use rental_domain::booking::terms::{self, Terms, Vehicle};
-use rental_domain::collections::{CAR_SLOTS, CarSlot, bookings, car_models, cars, categories};
-use rental_domain::{
-    Booking, Bound, Car, Category, Customer, KeyPart, KeyRange, Model, PagedResult, Stored,
-};
-use rental_guest::store::{DEFAULT_SCAN_LIMIT, Mode, Range, Transaction};
+use rental_domain::collections::{bookings, car_models, cars, categories};
+use rental_domain::{Booking, Category, Customer, KeyPart, Model, PagedResult, Stored};
+use rental_guest::store::{Mode, Range, Transaction};
 use rental_guest::{Error, Request, Response, context, json, retry_on_conflict};
 
 use crate::Rules;
@@ -63,7 +61,7 @@ fn search(
 
     let categories = all::<Category>(&tx, categories::BY_ID)?;
     let models = all::<Model>(&tx, car_models::BY_ID)?;
-    let cars = car_slots(&tx)?;
+    let cars = catalog::car_slots(&tx, cars::BY_ID, &[])?;
     let fleet = Fleet {
         categories: &categories,
         models: &models,
@@ -141,31 +139,6 @@ fn all<T: Stored>(tx: &Transaction, index: &'static str) -> Result<Vec<T>, Error
         .into_iter()
         .map(|document| document.value)
         .collect())
-}
-
-/// Every car as its slot (`CAR_SLOTS`): a few bytes a car, where its document is a kilobyte.
-/// Paged by Id (the `id` index's key), each page after the last slot read, so that the host
-/// reads each entry once (a skip would step over every slot read before, again).
-fn car_slots(tx: &Transaction) -> Result<Vec<CarSlot>, Error> {
-    let mut slots: Vec<CarSlot> = Vec::new();
-    loop {
-        let lower = slots
-            .last()
-            .map(|slot| Bound::Exclusive(vec![KeyPart::Text(slot.id.clone())]));
-        let range = Range::<Car>::new(cars::BY_ID, KeyRange { lower, upper: None });
-        let page = tx.scan_view(&CAR_SLOTS, &range.scan().limit(DEFAULT_SCAN_LIMIT))?;
-        if page.is_empty() {
-            return Ok(slots);
-        }
-        for rendered in page {
-            slots.push(serde_json::from_str(&rendered.body).map_err(|e| {
-                Error::internal(format!(
-                    "the slot of car {} does not read: {e}",
-                    rendered.id
-                ))
-            })?);
-        }
-    }
 }
 
 /// What the bookings of a whole availability index occupy, by the holder `holder` reads from

@@ -14,6 +14,7 @@ use chrono::{DateTime, FixedOffset, TimeDelta};
 
 use super::request::{Period, VehicleChoice};
 use super::settings::AvailabilityMode;
+use crate::collections::CarSlot;
 use crate::models::{Booking, Car};
 
 /// What a request asks for as the booking's vehicle, once compared with what the booking has.
@@ -277,21 +278,21 @@ pub fn peak(occupied: &[Occupancy], period: Period, except: Option<i64>) -> usiz
     usize::try_from(peak).unwrap_or(0)
 }
 
-/// The cars to try for a [`Plan::FreeCar`], in order: `keep` first, then the cars of the
-/// category's principal model, then the others, each by Id; cars out of service over
-/// `period` are left out.
+/// The cars to try for a [`Plan::FreeCar`], as their slots, in order: `keep` first, then the
+/// cars of the category's principal model, then the others, each by Id; cars out of the fleet
+/// over `period` are left out.
 pub fn candidates(
-    mut cars: Vec<Car>,
+    mut cars: Vec<CarSlot>,
     keep: Option<&str>,
     principal_model: Option<i64>,
     period: Period,
-) -> Vec<Car> {
-    cars.retain(|car| in_service(car, period));
+) -> Vec<CarSlot> {
+    cars.retain(|car| in_fleet(car.inactive_date, period));
     cars.sort_by(|a, b| {
-        let rank = |car: &Car| {
+        let rank = |car: &CarSlot| {
             (
                 Some(car.id.as_str()) != keep,
-                Some(car.model.id) != principal_model,
+                Some(car.model_id) != principal_model,
             )
         };
         rank(a).cmp(&rank(b)).then_with(|| a.id.cmp(&b.id))

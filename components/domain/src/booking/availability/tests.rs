@@ -34,13 +34,12 @@ fn occupied(bookings: &[Booking]) -> Vec<Occupancy> {
     bookings.iter().filter_map(Occupancy::of).collect()
 }
 
-fn car(id: &str, model: i64) -> Car {
-    let mut car = Car {
+fn slot(id: &str, model_id: i64) -> CarSlot {
+    CarSlot {
         id: id.to_owned(),
-        ..Car::default()
-    };
-    car.model.id = model;
-    car
+        model_id,
+        inactive_date: None,
+    }
 }
 
 const FROM: &str = "2030-01-10T10:00:00Z";
@@ -134,16 +133,16 @@ fn lock_days_cover_the_period_and_only_it() {
 #[test]
 fn candidates_keep_first_then_the_principal_model() {
     let asked = period(FROM, TO);
-    let mut retired = car("AA000AA", 2);
+    let mut retired = slot("AA000AA", 2);
     retired.inactive_date = Some(at("2030-01-12T00:00:00Z"));
-    let mut leaves_later = car("AA999AA", 1);
+    let mut leaves_later = slot("AA999AA", 1);
     leaves_later.inactive_date = Some(at(TO));
     let cars = vec![
-        car("AC300CC", 1),
+        slot("AC300CC", 1),
         retired,
-        car("AB200BB", 2),
+        slot("AB200BB", 2),
         leaves_later,
-        car("AA100AA", 1),
+        slot("AA100AA", 1),
     ];
     let order: Vec<String> = candidates(cars.clone(), Some("AC300CC"), Some(2), asked)
         .into_iter()
