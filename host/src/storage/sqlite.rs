@@ -46,17 +46,33 @@ pub(super) const PRAGMAS: &str = "PRAGMA foreign_keys = ON; PRAGMA synchronous =
 /// ([`Journal`]).
 const GROUP_SYNCED: &str = "PRAGMA synchronous = NORMAL;";
 
-/// The document store's connections read the database file through a memory map (its first
-/// 256 MiB; the rest, and the log, are read as before). Without it SQLite reads the last
-/// overflow page of a large row (a booking's list item is about 5 KB, more than a 4 KB page)
-/// with a `pread` of its own on every read, past its page cache: one system call per booking
-/// of a page (docs/decisions.md, "The document store reads the SQLite file through a memory
-/// map").
+/// The document store's read-only transactions read the database file through a memory map
+/// (its first 256 MiB; the rest, and the log, are read as before). Without it SQLite reads the
+/// last overflow page of a large row (a booking's list item is about 5 KB, more than a 4 KB
+/// page) with a `pread` of its own on every read, past its page cache: one system call per
+/// booking of a page (docs/decisions.md, "The document store reads the SQLite file through a
+/// memory map").
+///
+/// Writers' connections do not map it. A connection drops its whole map when it begins a
+/// transaction after another connection's commit, as it drops its page cache, and under
+/// writes that is every transaction: each would unmap the pages the last one touched (with a
+/// flush of the other cores' TLBs) and fault them in again, for the few pages a write reads.
 const MEMORY_MAPPED: &str = "PRAGMA mmap_size = 268435456;";
 
-/// At most this many idle connections are kept (about one per request in flight); more are
-/// opened under load and closed when they come back to a full shelf.
+/// At most this many idle connections are kept on each shelf (about one per request in
+/// flight); more are opened under load and closed when they come back to a full shelf.
 const MAX_IDLE: usize = 64;
+
+/// Where a connection is kept between transactions, and so how it was opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Shelf {
+    /// Read-only transactions' connections, which map the file ([`MEMORY_MAPPED`]).
+    Readers,
+    /// Read-write transactions', until they take the write lock.
+    Writers,
+    /// The one connection the holder of the writer turn writes on.
+    Writer,
+}
 
 /// Statements kept prepared per connection: the store has a few dozen distinct ones.
 const STATEMENT_CACHE: usize = 128;
@@ -67,7 +83,9 @@ pub struct Connections {
     /// Its file, or the URI of a database in memory.
     path: PathBuf,
     flags: OpenFlags,
-    idle: Mutex<Vec<Connection>>,
+    /// Idle connections of [`Shelf::Readers`] and [`Shelf::Writers`].
+    readers: Mutex<Vec<Connection>>,
+    writers: Mutex<Vec<Connection>>,
     /// The connection writers write on, taken only by the holder of the writer turn. A
     /// connection drops its whole cache of pages whenever another connection has committed,
     /// so under load a shelved connection starts each transaction with nothing in memory;
@@ -113,7 +131,8 @@ impl Connections {
         Arc::new(Self {
             path,
             flags,
-            idle: Mutex::default(),
+            readers: Mutex::default(),
+            writers: Mutex::default(),
             writer: Mutex::default(),
             turn: Arc::default(),
             journal,
@@ -121,7 +140,7 @@ impl Connections {
         })
     }
 
-    fn open(&self) -> Result<Connection> {
+    fn open(&self, shelf: Shelf) -> Result<Connection> {
         let connection = Connection::open_with_flags(
             &self.path,
             OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX | self.flags,
@@ -130,7 +149,9 @@ impl Connections {
         connection.execute_batch(PRAGMAS).map_err(sorted)?;
         if self.journal.is_some() {
             connection.execute_batch(GROUP_SYNCED).map_err(sorted)?;
-            connection.execute_batch(MEMORY_MAPPED).map_err(sorted)?;
+            if shelf == Shelf::Readers {
+                connection.execute_batch(MEMORY_MAPPED).map_err(sorted)?;
+            }
             LogReset::configure(&connection).map_err(sorted)?;
         }
         connection.busy_timeout(BUSY_TIMEOUT).map_err(sorted)?;
@@ -138,40 +159,53 @@ impl Connections {
         Ok(connection)
     }
 
-    /// A connection from the shelf, or the writers' one.
-    pub(super) fn take(&self, writer: bool) -> Result<Connection> {
-        let idle = if writer {
-            self.writer
+    /// A connection from `shelf`, or a new one opened for it.
+    pub(super) fn take(&self, shelf: Shelf) -> Result<Connection> {
+        let idle = match shelf {
+            Shelf::Writer => self
+                .writer
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
-                .take()
-        } else {
-            self.idle
+                .take(),
+            Shelf::Readers | Shelf::Writers => self
+                .idle(shelf)
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
-                .pop()
+                .pop(),
         };
         match idle {
             Some(connection) => Ok(connection),
-            None => self.open(),
+            None => self.open(shelf),
+        }
+    }
+
+    /// The idle connections of [`Shelf::Readers`] or [`Shelf::Writers`].
+    fn idle(&self, shelf: Shelf) -> &Mutex<Vec<Connection>> {
+        if shelf == Shelf::Readers {
+            &self.readers
+        } else {
+            &self.writers
         }
     }
 
     /// Rolls back what `connection` has open and shelves it; a connection whose rollback
     /// fails is in an unknown state, and is closed instead.
-    fn release(&self, connection: Connection, writer: bool) {
+    fn release(&self, connection: Connection, shelf: Shelf) {
         if control(&connection, "ROLLBACK").is_ok() {
-            self.give_back(connection, writer);
+            self.give_back(connection, shelf);
         }
     }
 
-    /// Puts `connection` back where [`Connections::take`] took it.
-    fn give_back(&self, connection: Connection, writer: bool) {
-        if writer {
+    /// Puts `connection` back on `shelf`, where [`Connections::take`] took it.
+    fn give_back(&self, connection: Connection, shelf: Shelf) {
+        if shelf == Shelf::Writer {
             *self.writer.lock().unwrap_or_else(PoisonError::into_inner) = Some(connection);
             return;
         }
-        let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut idle = self
+            .idle(shelf)
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         if idle.len() < MAX_IDLE {
             idle.push(connection);
         }
@@ -201,13 +235,17 @@ impl Connections {
                 },
             ),
         };
-        let writer = matches!(lock, Lock::Held { .. });
-        let connection = self.begin_on(self.take(writer)?, begin, writer).await?;
+        let shelf = match (&lock, mode) {
+            (Lock::Held { .. }, _) => Shelf::Writer,
+            (_, Mode::ReadWrite) => Shelf::Writers,
+            (_, Mode::ReadOnly) => Shelf::Readers,
+        };
+        let connection = self.begin_on(self.take(shelf)?, begin, shelf).await?;
         Ok(Transaction {
             connection: Some(connection),
             home: Arc::clone(self),
             lock,
-            writer,
+            shelf,
         })
     }
 
@@ -219,12 +257,12 @@ impl Connections {
     /// Runs `begin` on `connection`. A deferred begin takes no lock, and an immediate one
     /// finds the lock free unless another connection holds it: it is tried without waiting
     /// first, and only when the lock is taken run again on the blocking pool, where it may
-    /// wait. On failure the connection goes back where it was taken from (`writer`).
+    /// wait. On failure the connection goes back to `shelf`, where it was taken from.
     async fn begin_on(
         self: &Arc<Self>,
         connection: Connection,
         begin: &'static str,
-        writer: bool,
+        shelf: Shelf,
     ) -> Result<Connection> {
         connection.busy_timeout(Duration::ZERO).map_err(sorted)?;
         let first = control(&connection, begin);
@@ -236,7 +274,7 @@ impl Connections {
                 tokio::task::spawn_blocking(move || match control(&connection, begin) {
                     Ok(()) => Ok(connection),
                     Err(error) => {
-                        home.give_back(connection, writer);
+                        home.give_back(connection, shelf);
                         Err(sorted(error))
                     }
                 })
@@ -244,7 +282,7 @@ impl Connections {
                 .map_err(|error| unavailable(&error))?
             }
             Err(error) => {
-                self.give_back(connection, writer);
+                self.give_back(connection, shelf);
                 Err(sorted(error))
             }
         }
@@ -291,8 +329,8 @@ pub struct Transaction {
     connection: Option<Connection>,
     home: Arc<Connections>,
     lock: Lock,
-    /// Whether the connection is the writers' one ([`Connections::take`]).
-    writer: bool,
+    /// Where the connection came from and goes back to ([`Connections::take`]).
+    shelf: Shelf,
 }
 
 impl Transaction {
@@ -363,22 +401,22 @@ impl Transaction {
             }
             Err(error) if is_busy(&error) => {}
             Err(error) => {
-                self.home.release(connection, self.writer);
+                self.home.release(connection, self.shelf);
                 return Err(sorted(error));
             }
         }
-        self.home.release(connection, self.writer);
+        self.home.release(connection, self.shelf);
         // Its old snapshot is given up: a reset of the log no longer waits for it.
         drop(counted);
-        self.writer = true;
-        let connection = self.home.take(true)?;
-        let connection = self.home.begin_on(connection, WRITE, true).await?;
+        self.shelf = Shelf::Writer;
+        let connection = self.home.take(Shelf::Writer)?;
+        let connection = self.home.begin_on(connection, WRITE, Shelf::Writer).await?;
         for (statement, rows) in &reads {
             match rental_store_sql::embedded::execute(&connection, statement) {
                 Ok(again) if again == *rows => {}
                 outcome => {
                     tracing::debug!(reads = reads.len(), "a writer's reads changed: conflict");
-                    self.home.release(connection, true);
+                    self.home.release(connection, Shelf::Writer);
                     return Err(outcome.map_or_else(sorted, |_| conflict()));
                 }
             }
@@ -404,13 +442,13 @@ impl Transaction {
             journal.commit_returned(ticket);
         }
         if let Err(error) = committed {
-            self.home.release(connection, self.writer);
+            self.home.release(connection, self.shelf);
             return Err(sorted(error));
         }
         if self.holds_write() {
             self.home.log.after_commit(&connection);
         }
-        self.home.give_back(connection, self.writer);
+        self.home.give_back(connection, self.shelf);
         Ok(Ending(journal.map(|journal| {
             let ticket = ticket.unwrap_or_else(|| journal.horizon());
             (journal, ticket)
@@ -445,7 +483,7 @@ impl Ending {
 impl Drop for Transaction {
     fn drop(&mut self) {
         if let Some(connection) = self.connection.take() {
-            self.home.release(connection, self.writer);
+            self.home.release(connection, self.shelf);
         }
     }
 }

@@ -8,6 +8,7 @@ use rental_domain::store::{Bound, KeyPart, KeyRange};
 use super::Error;
 use super::Storage;
 use super::documents::{Expect, Index, Mode, Range, Scan};
+use super::sqlite::Shelf;
 use rental_store_sql::StoreError;
 
 const POSTGRES_ENV: &str = "RENTALD_TEST_DATABASE_URL";
@@ -787,6 +788,26 @@ async fn kept_counts_follow_every_write_and_rollback() {
 /// A commit on SQLite is durable when it is acknowledged. sqlx's connections sync the log at
 /// each commit; the document store's connections write it unsynced, and a commit returns only
 /// once a sync of the log has covered it, as does a reader's end, for what it may have seen.
+/// Read-only transactions read the file through a memory map; writers, whose map SQLite would
+/// drop at every begin after another commit, do not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_the_sqlite_readers_map_the_file() {
+    let dbs = Databases::new().await;
+    let connections = dbs.stores[0].1.sqlite().unwrap();
+    for (shelf, mapped) in [
+        (Shelf::Readers, 268_435_456),
+        (Shelf::Writers, 0),
+        (Shelf::Writer, 0),
+    ] {
+        let size: i64 = connections
+            .take(shelf)
+            .unwrap()
+            .query_row("PRAGMA mmap_size", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(size, mapped, "{shelf:?}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_commits_are_synced() {
     let dbs = Databases::new().await;
@@ -799,12 +820,17 @@ async fn sqlite_commits_are_synced() {
     const NORMAL: i64 = 1;
     assert_eq!(synchronous, FULL, "sqlx's connections");
     let connections = store.sqlite().unwrap();
-    let synchronous: i64 = connections
-        .take(false)
-        .unwrap()
-        .query_row("PRAGMA synchronous", [], |row| row.get(0))
-        .unwrap();
-    assert_eq!(synchronous, NORMAL, "the document store's connections");
+    for shelf in [Shelf::Readers, Shelf::Writers, Shelf::Writer] {
+        let synchronous: i64 = connections
+            .take(shelf)
+            .unwrap()
+            .query_row("PRAGMA synchronous", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(
+            synchronous, NORMAL,
+            "the document store's {shelf:?} connections"
+        );
+    }
 
     let journal = connections.journal().unwrap();
     for n in 1..=5 {
