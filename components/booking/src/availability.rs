@@ -9,7 +9,10 @@
 //!    ([`availability::lock_days`]): absent, or at some revision;
 //! 2. read what the bookings of the car (or category) occupy from the `car` (or `category`)
 //!    index: its entries carry each booking's Id and dates, so no booking is loaded;
-//! 3. if there is room, write the locks back, each expecting exactly what step 1 read.
+//! 3. if there is room, write the locks back, each expecting exactly what step 1 read
+//!    ([`Locks::write`]), once the request has read and priced everything else: a
+//!    transaction's first write takes SQLite's writer turn, which every other writer of the
+//!    file then waits for until the commit.
 //!
 //! Two transactions that hold the same car over overlapping periods share a day, so both
 //! write its lock and they cannot both commit: the second one's write conflicts (SQLite
@@ -39,35 +42,56 @@ pub enum Held {
     Quota,
 }
 
-/// Holds what `plan` asks for the booking `booking_id` (`None` for a new one) over `period`;
-/// `unavailable` is the error when there is no room (3 CarNotAvailable, or 26 for a
-/// reactivation).
+/// The lock documents a hold writes, each expecting what was read when the hold decided.
+#[derive(Default)]
+#[must_use = "nothing is held until the locks are written"]
+pub struct Locks {
+    categories: Vec<(CategoryLock, Expect)>,
+    cars: Vec<(CarLock, Expect)>,
+}
+
+impl Locks {
+    /// Writes the locks: the hold is safe once the transaction commits.
+    pub fn write(self, tx: &Transaction) -> Result<(), Error> {
+        for (lock, expect) in self.categories {
+            tx.put(&lock, expect)?;
+        }
+        for (lock, expect) in self.cars {
+            tx.put(&lock, expect)?;
+        }
+        Ok(())
+    }
+}
+
+/// Decides what `plan` asks for the booking `booking_id` (`None` for a new one) over
+/// `period`, and the locks that hold it, to be written before the commit; `unavailable` is
+/// the error when there is no room (3 CarNotAvailable, or 26 for a reactivation).
 pub fn hold(
     tx: &Transaction,
     plan: &Plan,
     period: Period,
     booking_id: Option<i64>,
     unavailable: ErrorCode,
-) -> Result<Held, Error> {
+) -> Result<(Held, Locks), Error> {
     let slot = Slot {
         tx,
         period,
         booking_id,
         unavailable,
     };
-    match plan {
-        Plan::Keep => Ok(Held::Unchanged),
+    let mut locks = Locks::default();
+    let held = match plan {
+        Plan::Keep => Held::Unchanged,
         Plan::Car { car, quota } => {
             if let Some(category) = quota {
-                slot.quota(*category)?;
+                slot.quota(*category, &mut locks)?;
             }
             let car = catalog::get::<Car>(tx, car)?
                 .ok_or_else(|| ApiError::new(ErrorCode::CarNotFound).with_field(fields::CAR_ID))?;
-            if availability::in_service(&car, period) && slot.car(&car.id)? {
-                Ok(Held::Car(Box::new(car)))
-            } else {
-                Err(ApiError::new(unavailable).into())
+            if !(availability::in_service(&car, period) && slot.car(&car.id, &mut locks)?) {
+                return Err(ApiError::new(unavailable).into());
             }
+            Held::Car(Box::new(car))
         }
         Plan::FreeCar { scope, keep } => {
             let (cars, principal) = match *scope {
@@ -82,23 +106,27 @@ pub fn hold(
                     (cars, principal)
                 }
             };
-            for candidate in availability::candidates(cars, keep.as_deref(), principal, period) {
-                if slot.car(&candidate.id)? {
-                    // Read in the snapshot its slot was read in, where a car's slot is there
-                    // exactly when the car is.
-                    let car = catalog::get::<Car>(tx, &candidate.id)?.ok_or_else(|| {
-                        Error::internal(format!("car {} has a slot and no document", candidate.id))
-                    })?;
-                    return Ok(Held::Car(Box::new(car)));
-                }
-            }
-            Err(ApiError::new(unavailable).into())
+            let free = availability::candidates(cars, keep.as_deref(), principal, period)
+                .into_iter()
+                .find_map(|candidate| match slot.car(&candidate.id, &mut locks) {
+                    Ok(true) => Some(Ok(candidate)),
+                    Ok(false) => None,
+                    Err(error) => Some(Err(error)),
+                })
+                .ok_or_else(|| ApiError::new(unavailable))??;
+            // Read in the snapshot its slot was read in, where a car's slot is there exactly
+            // when the car is.
+            let car = catalog::get::<Car>(tx, &free.id)?.ok_or_else(|| {
+                Error::internal(format!("car {} has a slot and no document", free.id))
+            })?;
+            Held::Car(Box::new(car))
         }
         Plan::Quota(category) => {
-            slot.quota(*category)?;
-            Ok(Held::Quota)
+            slot.quota(*category, &mut locks)?;
+            Held::Quota
         }
-    }
+    };
+    Ok((held, locks))
 }
 
 /// One booking's attempt to hold capacity.
@@ -110,9 +138,8 @@ struct Slot<'a> {
 }
 
 impl Slot<'_> {
-    /// Holds the car `car_id` when it is free, writing the locks of its days; `false` when it
-    /// is not.
-    fn car(&self, car_id: &str) -> Result<bool, Error> {
+    /// Whether the car `car_id` is free, adding the locks of its days to `held` when it is.
+    fn car(&self, car_id: &str, held: &mut Locks) -> Result<bool, Error> {
         let locks: Vec<CarLock> = availability::lock_days(self.period)
             .map(|day| CarLock {
                 car_id: car_id.to_owned(),
@@ -127,13 +154,13 @@ impl Slot<'_> {
         if !availability::car_is_free(&occupied, self.period, self.booking_id) {
             return Ok(false);
         }
-        self.write_locks(&locks, expected)?;
+        held.cars.extend(locks.into_iter().zip(expected));
         Ok(true)
     }
 
-    /// Holds a place in `category`'s quota, writing the locks of its days; `unavailable` when
-    /// it is full.
-    fn quota(&self, category: i64) -> Result<(), Error> {
+    /// A place in `category`'s quota, whose days' locks are added to `held`; `unavailable`
+    /// when it is full.
+    fn quota(&self, category: i64, held: &mut Locks) -> Result<(), Error> {
         let locks: Vec<CategoryLock> = availability::lock_days(self.period)
             .map(|day| CategoryLock {
                 category_id: category,
@@ -155,7 +182,8 @@ impl Slot<'_> {
         if !availability::has_room(&occupied, self.period, self.booking_id, capacity) {
             return Err(ApiError::new(self.unavailable).into());
         }
-        self.write_locks(&locks, expected)
+        held.categories.extend(locks.into_iter().zip(expected));
+        Ok(())
     }
 
     /// What writing each of `locks` back must expect: what is there now.
@@ -175,14 +203,6 @@ impl Slot<'_> {
                     .map_or(Expect::Absent, |&revision| Expect::Revision(revision))
             })
             .collect())
-    }
-
-    /// Writes `locks` back, each expecting what [`Slot::read_locks`] read.
-    fn write_locks<T: Stored>(&self, locks: &[T], expected: Vec<Expect>) -> Result<(), Error> {
-        for (lock, expect) in locks.iter().zip(expected) {
-            self.tx.put(lock, expect)?;
-        }
-        Ok(())
     }
 
     /// What the bookings of an availability range occupy.

@@ -71,10 +71,8 @@ fn create(
         terms.period,
         None,
     );
-    take(
-        &mut vehicle,
-        hold(&tx, &plan, terms.period, None, ErrorCode::CarNotAvailable)?,
-    );
+    let (held, locks) = hold(&tx, &plan, terms.period, None, ErrorCode::CarNotAvailable)?;
+    take(&mut vehicle, held);
 
     let quote = PriceBook::new(&tx).price(
         &terms,
@@ -84,6 +82,9 @@ fn create(
         &rules,
         custom,
     )?;
+
+    // Everything is read and decided: from the first write to the commit, writes only.
+    locks.write(&tx)?;
 
     let customer = match new_customer {
         Some(mut doc) => {

@@ -94,10 +94,8 @@ fn attempt(
         UpdateAllowed::Reactivating => ErrorCode::BookingStatusNotAllowUpdate,
         _ => ErrorCode::CarNotAvailable,
     };
-    take(
-        &mut vehicle,
-        hold(&tx, &plan, terms.period, Some(id), unavailable)?,
-    );
+    let (held, locks) = hold(&tx, &plan, terms.period, Some(id), unavailable)?;
+    take(&mut vehicle, held);
 
     let quote = PriceBook::new(&tx).price(
         &terms,
@@ -129,6 +127,8 @@ fn attempt(
     booking.updated_on = Some(env.now);
     booking.updated_by_user_name = Some(env.user().to_owned());
 
+    // Everything is read and decided: from the first write to the commit, writes only.
+    locks.write(&tx)?;
     if let (Some(doc), Some(changed)) = (customer_doc, changed_customer) {
         let mut value = doc.value;
         value.customer = changed;
