@@ -80,18 +80,26 @@ pub fn hold(
         unavailable,
     };
     let mut locks = Locks::default();
-    let held = match plan {
-        Plan::Keep => Held::Unchanged,
+    let held = decide(&slot, plan, &mut locks)?;
+    Ok((held, locks))
+}
+
+/// What `plan` holds through `slot`, with the locks that hold it added to `locks`.
+fn decide(slot: &Slot<'_>, plan: &Plan, locks: &mut Locks) -> Result<Held, Error> {
+    let (tx, period, unavailable) = (slot.tx, slot.period, slot.unavailable);
+    match plan {
+        Plan::Keep => Ok(Held::Unchanged),
         Plan::Car { car, quota } => {
             if let Some(category) = quota {
-                slot.quota(*category, &mut locks)?;
+                slot.quota(*category, locks)?;
             }
             let car = catalog::get::<Car>(tx, car)?
                 .ok_or_else(|| ApiError::new(ErrorCode::CarNotFound).with_field(fields::CAR_ID))?;
-            if !(availability::in_service(&car, period) && slot.car(&car.id, &mut locks)?) {
-                return Err(ApiError::new(unavailable).into());
+            if availability::in_service(&car, period) && slot.car(&car.id, locks)? {
+                Ok(Held::Car(Box::new(car)))
+            } else {
+                Err(ApiError::new(unavailable).into())
             }
-            Held::Car(Box::new(car))
         }
         Plan::FreeCar { scope, keep } => {
             let (cars, principal) = match *scope {
@@ -106,27 +114,23 @@ pub fn hold(
                     (cars, principal)
                 }
             };
-            let free = availability::candidates(cars, keep.as_deref(), principal, period)
-                .into_iter()
-                .find_map(|candidate| match slot.car(&candidate.id, &mut locks) {
-                    Ok(true) => Some(Ok(candidate)),
-                    Ok(false) => None,
-                    Err(error) => Some(Err(error)),
-                })
-                .ok_or_else(|| ApiError::new(unavailable))??;
-            // Read in the snapshot its slot was read in, where a car's slot is there exactly
-            // when the car is.
-            let car = catalog::get::<Car>(tx, &free.id)?.ok_or_else(|| {
-                Error::internal(format!("car {} has a slot and no document", free.id))
-            })?;
-            Held::Car(Box::new(car))
+            for candidate in availability::candidates(cars, keep.as_deref(), principal, period) {
+                if slot.car(&candidate.id, locks)? {
+                    // Read in the snapshot its slot was read in, where a car's slot is there
+                    // exactly when the car is.
+                    let car = catalog::get::<Car>(tx, &candidate.id)?.ok_or_else(|| {
+                        Error::internal(format!("car {} has a slot and no document", candidate.id))
+                    })?;
+                    return Ok(Held::Car(Box::new(car)));
+                }
+            }
+            Err(ApiError::new(unavailable).into())
         }
         Plan::Quota(category) => {
-            slot.quota(*category, &mut locks)?;
-            Held::Quota
+            slot.quota(*category, locks)?;
+            Ok(Held::Quota)
         }
-    };
-    Ok((held, locks))
+    }
 }
 
 /// One booking's attempt to hold capacity.
@@ -138,8 +142,9 @@ struct Slot<'a> {
 }
 
 impl Slot<'_> {
-    /// Whether the car `car_id` is free, adding the locks of its days to `held` when it is.
-    fn car(&self, car_id: &str, held: &mut Locks) -> Result<bool, Error> {
+    /// Whether the car `car_id` is free, adding the locks of its days to `to_write` when it
+    /// is.
+    fn car(&self, car_id: &str, to_write: &mut Locks) -> Result<bool, Error> {
         let locks: Vec<CarLock> = availability::lock_days(self.period)
             .map(|day| CarLock {
                 car_id: car_id.to_owned(),
@@ -154,13 +159,13 @@ impl Slot<'_> {
         if !availability::car_is_free(&occupied, self.period, self.booking_id) {
             return Ok(false);
         }
-        held.cars.extend(locks.into_iter().zip(expected));
+        to_write.cars.extend(locks.into_iter().zip(expected));
         Ok(true)
     }
 
-    /// A place in `category`'s quota, whose days' locks are added to `held`; `unavailable`
-    /// when it is full.
-    fn quota(&self, category: i64, held: &mut Locks) -> Result<(), Error> {
+    /// A place in `category`'s quota, whose days' locks are added to `to_write`;
+    /// `unavailable` when it is full.
+    fn quota(&self, category: i64, to_write: &mut Locks) -> Result<(), Error> {
         let locks: Vec<CategoryLock> = availability::lock_days(self.period)
             .map(|day| CategoryLock {
                 category_id: category,
@@ -182,7 +187,7 @@ impl Slot<'_> {
         if !availability::has_room(&occupied, self.period, self.booking_id, capacity) {
             return Err(ApiError::new(self.unavailable).into());
         }
-        held.categories.extend(locks.into_iter().zip(expected));
+        to_write.categories.extend(locks.into_iter().zip(expected));
         Ok(())
     }
 

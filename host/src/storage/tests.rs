@@ -785,9 +785,6 @@ async fn kept_counts_follow_every_write_and_rollback() {
     .await;
 }
 
-/// A commit on SQLite is durable when it is acknowledged. sqlx's connections sync the log at
-/// each commit; the document store's connections write it unsynced, and a commit returns only
-/// once a sync of the log has covered it, as does a reader's end, for what it may have seen.
 /// Read-only transactions read the file through a memory map; writers, whose map SQLite would
 /// drop at every begin after another commit, do not.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -808,6 +805,9 @@ async fn only_the_sqlite_readers_map_the_file() {
     }
 }
 
+/// A commit on SQLite is durable when it is acknowledged. sqlx's connections sync the log at
+/// each commit; the document store's connections write it unsynced, and a commit returns only
+/// once a sync of the log has covered it, as does a reader's end, for what it may have seen.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_commits_are_synced() {
     let dbs = Databases::new().await;
