@@ -39,7 +39,15 @@ pub(super) const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// `NORMAL` may lose the last commits to a power loss or an OS crash, and a commit here is
 /// acknowledged to someone (a booking's 200, a bank told its event was received, which it
 /// will not send again). The cost is one `fsync` of the log per commit (docs/benchmarks.md).
-pub(super) const PRAGMAS: &str = "PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL;";
+///
+/// `temp_store = MEMORY`: a statement that writes inside a longer transaction keeps the
+/// pages it changes in a statement journal, to undo itself alone on failure. Past 64 KiB
+/// SQLite moves that journal to a file of its own, created and deleted in the temporary
+/// directory; a booking's writes passed it on about one creation in eight, each paying for
+/// a file created, written and unlinked (docs/benchmarks.md, "The statement journal in
+/// memory"). In memory it costs what it holds, for as long as the statement runs.
+pub(super) const PRAGMAS: &str =
+    "PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL; PRAGMA temp_store = MEMORY;";
 
 /// The document store's connections write the log without syncing it at each commit: the
 /// commits of a database file are made durable together, and acknowledged only then
