@@ -8,7 +8,7 @@ use rental_domain::store::{Bound, KeyPart, KeyRange};
 use super::Error;
 use super::Storage;
 use super::documents::{Expect, Index, Mode, Range, Scan};
-use super::sqlite::Shelf;
+use super::sqlite::{Connections, Shelf};
 use rental_store_sql::StoreError;
 
 const POSTGRES_ENV: &str = "RENTALD_TEST_DATABASE_URL";
@@ -796,13 +796,40 @@ async fn only_the_sqlite_readers_map_the_file() {
         (Shelf::Writers, 0),
         (Shelf::Writer, 0),
     ] {
-        let size: i64 = connections
-            .take(shelf)
-            .unwrap()
-            .query_row("PRAGMA mmap_size", [], |row| row.get(0))
-            .unwrap();
-        assert_eq!(size, mapped, "{shelf:?}");
+        assert_eq!(pragma(connections, shelf, "mmap_size"), mapped, "{shelf:?}");
     }
+}
+
+/// A statement's journal past 64 KiB would go to a file created and unlinked in the
+/// temporary directory, as it did on about one creation in eight: every connection keeps it
+/// in memory, sqlx's as the document store's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_statement_journals_stay_in_memory() {
+    const MEMORY: i64 = 2;
+    let dbs = Databases::new().await;
+    let (_, store) = &dbs.stores[0];
+    let pool: i64 = sqlx::query_scalar("PRAGMA temp_store")
+        .fetch_one(store.pool())
+        .await
+        .unwrap();
+    assert_eq!(pool, MEMORY, "sqlx's connections");
+    let connections = store.sqlite().unwrap();
+    for shelf in [Shelf::Readers, Shelf::Writers, Shelf::Writer] {
+        assert_eq!(
+            pragma(connections, shelf, "temp_store"),
+            MEMORY,
+            "{shelf:?}"
+        );
+    }
+}
+
+/// The setting `name` of a connection of `shelf`.
+fn pragma(connections: &Connections, shelf: Shelf, name: &str) -> i64 {
+    connections
+        .take(shelf)
+        .unwrap()
+        .query_row(&format!("PRAGMA {name}"), [], |row| row.get(0))
+        .unwrap()
 }
 
 /// A commit on SQLite is durable when it is acknowledged. sqlx's connections sync the log at
