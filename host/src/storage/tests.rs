@@ -807,18 +807,23 @@ async fn only_the_sqlite_readers_map_the_file() {
 async fn sqlite_statement_journals_stay_in_memory() {
     const MEMORY: i64 = 2;
     let dbs = Databases::new().await;
-    let (_, store) = &dbs.stores[0];
-    let pool: i64 = sqlx::query_scalar("PRAGMA temp_store")
+    assert_setting(&dbs.stores[0].1, "temp_store", MEMORY, MEMORY).await;
+}
+
+/// Checks the setting `name` of SQLite's connections: `on_pool` on sqlx's pool, `on_shelves`
+/// on each shelf of the document store.
+async fn assert_setting(store: &Storage, name: &str, on_pool: i64, on_shelves: i64) {
+    let pool: i64 = sqlx::query_scalar(&format!("PRAGMA {name}"))
         .fetch_one(store.pool())
         .await
         .unwrap();
-    assert_eq!(pool, MEMORY, "sqlx's connections");
+    assert_eq!(pool, on_pool, "{name} on sqlx's connections");
     let connections = store.sqlite().unwrap();
     for shelf in [Shelf::Readers, Shelf::Writers, Shelf::Writer] {
         assert_eq!(
-            pragma(connections, shelf, "temp_store"),
-            MEMORY,
-            "{shelf:?}"
+            pragma(connections, shelf, name),
+            on_shelves,
+            "{name} on the document store's {shelf:?} connections"
         );
     }
 }
@@ -839,25 +844,10 @@ fn pragma(connections: &Connections, shelf: Shelf, name: &str) -> i64 {
 async fn sqlite_commits_are_synced() {
     let dbs = Databases::new().await;
     let (_, store) = &dbs.stores[0];
-    let synchronous: i64 = sqlx::query_scalar("PRAGMA synchronous")
-        .fetch_one(store.pool())
-        .await
-        .unwrap();
     const FULL: i64 = 2;
     const NORMAL: i64 = 1;
-    assert_eq!(synchronous, FULL, "sqlx's connections");
+    assert_setting(store, "synchronous", FULL, NORMAL).await;
     let connections = store.sqlite().unwrap();
-    for shelf in [Shelf::Readers, Shelf::Writers, Shelf::Writer] {
-        let synchronous: i64 = connections
-            .take(shelf)
-            .unwrap()
-            .query_row("PRAGMA synchronous", [], |row| row.get(0))
-            .unwrap();
-        assert_eq!(
-            synchronous, NORMAL,
-            "the document store's {shelf:?} connections"
-        );
-    }
 
     let journal = connections.journal().unwrap();
     for n in 1..=5 {
