@@ -43,8 +43,8 @@ pub(super) const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// `temp_store = MEMORY`: a statement that writes inside a longer transaction keeps the
 /// pages it changes in a statement journal, to undo itself alone on failure. Past 64 KiB
 /// SQLite moves that journal to a file of its own, created and deleted in the temporary
-/// directory; a booking's writes passed it on about one creation in eight, each paying for
-/// a file created, written and unlinked (docs/benchmarks.md, "The statement journal in
+/// directory; a booking's writes passed it on one creation in four to eight, each paying
+/// for a file created, written and unlinked (docs/benchmarks.md, "The statement journal in
 /// memory"). In memory it costs what it holds, for as long as the statement runs.
 pub(super) const PRAGMAS: &str =
     "PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL; PRAGMA temp_store = MEMORY;";

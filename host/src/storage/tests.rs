@@ -801,7 +801,7 @@ async fn only_the_sqlite_readers_map_the_file() {
 }
 
 /// A statement's journal past 64 KiB would go to a file created and unlinked in the
-/// temporary directory, as it did on about one creation in eight: every connection keeps it
+/// temporary directory, as it did on one creation in four to eight: every connection keeps it
 /// in memory, sqlx's as the document store's.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_statement_journals_stay_in_memory() {
