@@ -110,6 +110,12 @@ impl Journal {
         self.synced.borrow().as_ref().map_or(0, |done| done.syncs)
     }
 
+    /// How many commits have been numbered.
+    #[cfg(test)]
+    pub fn commits(&self) -> u64 {
+        self.begun.load(Ordering::Acquire)
+    }
+
     /// The highest commit number known durable.
     #[cfg(test)]
     pub fn synced_upto(&self) -> Ticket {

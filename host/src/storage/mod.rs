@@ -304,7 +304,7 @@ impl Storage {
     /// PostgreSQL, whose writers lock rows.
     async fn writer_turn(&self) -> Option<tokio::sync::OwnedMutexGuard<()>> {
         match self.sqlite() {
-            Some(connections) => Some(connections.wait_for_turn().await),
+            Some(connections) => Some(connections.turn_to_write_elsewhere().await),
             None => None,
         }
     }

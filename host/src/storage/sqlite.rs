@@ -17,16 +17,20 @@
 //! for the host's other writers on the sqlx pool), is tried without waiting and, when the lock
 //! is taken, run again on the blocking pool, where it may wait. Nor does a commit wait for the
 //! disk: the log is synced for many commits at once, outside the writer's turn
-//! ([`super::journal`]). Nor does the log grow for as long as writes go on: the writer turn
-//! makes room for starting it over ([`super::log_reset`]). Every other part of the storage
-//! (tenants, components, the queue's consumer, migrations) stays on sqlx.
+//! ([`super::journal`]), and the writers that queue for the turn while one writes are
+//! committed with it, as one transaction ([`Group`]). Nor does the log grow for as long as
+//! writes go on: the writer turn makes room for starting it over ([`super::log_reset`]).
+//! Every other part of the storage (tenants, components, the queue's consumer, migrations)
+//! stays on sqlx.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use rental_store_sql::{Mode, Row, Statement};
 use rusqlite::{Connection, OpenFlags};
+use tokio::sync::watch;
 
 use super::journal::{Journal, Ticket};
 use super::log_reset::{LogReset, Unlocked};
@@ -78,12 +82,56 @@ pub(super) enum Shelf {
     Readers,
     /// Read-write transactions', until they take the write lock.
     Writers,
-    /// The one connection the holder of the writer turn writes on.
+    /// The one connection the holder of the writer turn writes on, in a group ([`Group`]).
     Writer,
 }
 
 /// Statements kept prepared per connection: the store has a few dozen distinct ones.
 const STATEMENT_CACHE: usize = 128;
+
+/// The most writers' transactions committed as one ([`Group`]). Read off the log under
+/// load: eight consecutive commits as one write about 40 % of the pages they write apart
+/// (docs/benchmarks.md, "Several writers' transactions in one commit").
+const GROUP_LIMIT: usize = 8;
+
+/// The writers' connection, and the group of transactions open on it.
+#[derive(Debug, Default)]
+struct Writer {
+    connection: Option<Connection>,
+    group: Option<Group>,
+}
+
+/// Writers' transactions written one after another on the writers' connection inside one
+/// open transaction, each under a savepoint of its own, and committed as one.
+///
+/// A writer that ends its part while others wait for the turn leaves the transaction open
+/// for them: the log then gets one commit (one `COMMIT`, one sync) for several writers, and
+/// the pages they share (indexes, counts, sequences) once. It stays open for at most
+/// [`GROUP_LIMIT`] writers, and only while writers queue: the one that ends with nobody
+/// waiting commits, and a task queued for the turn behind the writers waiting when the group
+/// began commits it if they all left ([`Connections::close_group_in_turn`]). A member waits
+/// for the group's commit (and its sync) before it answers anyone; when that commit fails,
+/// every member fails. A member that fails rolls back to its savepoint, leaving the others'
+/// writes as they were. What a member read includes the uncommitted writes of the members
+/// before it: they all commit or fail together.
+#[derive(Debug)]
+struct Group {
+    /// How many transactions have joined.
+    members: usize,
+    /// Whether a task already queues for the turn to commit it.
+    closing: bool,
+    /// The group's commit, once made: its ticket, or why it failed.
+    outcome: watch::Sender<Option<Committed>>,
+}
+
+/// How a group's commit went: the ticket to wait for (none for a database in memory), or the
+/// failure that undid every member.
+type Committed = std::result::Result<Option<Ticket>, String>;
+
+/// A writer that ends its part in a group of transactions on the writers' connection.
+const JOIN: &str = "SAVEPOINT member";
+const KEEP: &str = "RELEASE member";
+const UNDO: &str = "ROLLBACK TO member";
 
 /// The connections of one SQLite database.
 #[derive(Debug)]
@@ -94,15 +142,17 @@ pub struct Connections {
     /// Idle connections of [`Shelf::Readers`] and [`Shelf::Writers`].
     readers: Mutex<Vec<Connection>>,
     writers: Mutex<Vec<Connection>>,
-    /// The connection writers write on, taken only by the holder of the writer turn. A
-    /// connection drops its whole cache of pages whenever another connection has committed,
-    /// so under load a shelved connection starts each transaction with nothing in memory;
-    /// this one is emptied only by commits made elsewhere.
-    writer: Mutex<Option<Connection>>,
+    /// The connection writers write on, taken only by the holder of the writer turn, and the
+    /// group of transactions open on it. A connection drops its whole cache of pages whenever
+    /// another connection has committed, so under load a shelved connection starts each
+    /// transaction with nothing in memory; this one is emptied only by commits made elsewhere.
+    writer: Mutex<Writer>,
     /// SQLite has one writer at a time. This process's writers queue here, in arrival order,
     /// before they take the write lock, rather than in SQLite's busy handler, which polls with
     /// growing sleeps and turns contention into second-long tails.
     turn: Arc<tokio::sync::Mutex<()>>,
+    /// How many writers queue for the turn: while some do, a group stays open for them.
+    waiting: AtomicUsize,
     /// The group sync of the file's log; `None` for a database in memory, which has no log
     /// and is not durable anyway.
     journal: Option<Arc<Journal>>,
@@ -143,6 +193,7 @@ impl Connections {
             writers: Mutex::default(),
             writer: Mutex::default(),
             turn: Arc::default(),
+            waiting: AtomicUsize::new(0),
             journal,
             log,
         })
@@ -170,11 +221,7 @@ impl Connections {
     /// A connection from `shelf`, or a new one opened for it.
     pub(super) fn take(&self, shelf: Shelf) -> Result<Connection> {
         let idle = match shelf {
-            Shelf::Writer => self
-                .writer
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .take(),
+            Shelf::Writer => self.writer().connection.take(),
             Shelf::Readers | Shelf::Writers => self
                 .idle(shelf)
                 .lock()
@@ -185,6 +232,10 @@ impl Connections {
             Some(connection) => Ok(connection),
             None => self.open(shelf),
         }
+    }
+
+    fn writer(&self) -> std::sync::MutexGuard<'_, Writer> {
+        self.writer.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The idle connections of [`Shelf::Readers`] or [`Shelf::Writers`].
@@ -207,7 +258,7 @@ impl Connections {
     /// Puts `connection` back on `shelf`, where [`Connections::take`] took it.
     fn give_back(&self, connection: Connection, shelf: Shelf) {
         if shelf == Shelf::Writer {
-            *self.writer.lock().unwrap_or_else(PoisonError::into_inner) = Some(connection);
+            self.writer().connection = Some(connection);
             return;
         }
         let mut idle = self
@@ -221,34 +272,35 @@ impl Connections {
 
     /// Begins a transaction in `mode` on a leased connection. A writer begins without the
     /// write lock unless `locked` or a reset of the log is due ([`LogReset`]); then it waits
-    /// for its turn first: see [`Transaction::lock`].
+    /// for its turn first, and joins the group on the writers' connection: see
+    /// [`Transaction::lock`].
     pub async fn begin(self: &Arc<Self>, mode: Mode, locked: bool) -> Result<Transaction> {
         let unlocked = match (mode, locked) {
             (Mode::ReadWrite, false) => self.log.read_unlocked(),
             _ => None,
         };
-        let (begin, lock) = match (mode, unlocked) {
-            (Mode::ReadOnly, _) => (READ, Lock::Never),
+        let (lock, shelf) = match (mode, unlocked) {
+            (Mode::ReadOnly, _) => (Lock::Never, Shelf::Readers),
             (Mode::ReadWrite, Some(counted)) => (
-                READ,
                 Lock::Deferred {
                     reads: Vec::new(),
                     counted,
                 },
+                Shelf::Writers,
             ),
             (Mode::ReadWrite, None) => (
-                WRITE,
                 Lock::Held {
                     _turn: self.wait_for_turn().await,
                 },
+                Shelf::Writer,
             ),
         };
-        let shelf = match (&lock, mode) {
-            (Lock::Held { .. }, _) => Shelf::Writer,
-            (_, Mode::ReadWrite) => Shelf::Writers,
-            (_, Mode::ReadOnly) => Shelf::Readers,
+        let connection = match shelf {
+            Shelf::Writer => self.join_group().await?,
+            Shelf::Readers | Shelf::Writers => {
+                self.begin_on(self.take(shelf)?, READ, shelf).await?
+            }
         };
-        let connection = self.begin_on(self.take(shelf)?, begin, shelf).await?;
         Ok(Transaction {
             connection: Some(connection),
             home: Arc::clone(self),
@@ -257,9 +309,165 @@ impl Connections {
         })
     }
 
-    /// This process's writer turn, once every writer before has ended.
+    /// This process's writer turn, once every writer before has ended; counted as waiting
+    /// meanwhile, since a group stays open for the writers that wait ([`Group`]).
     pub(super) async fn wait_for_turn(&self) -> tokio::sync::OwnedMutexGuard<()> {
+        if let Ok(turn) = Arc::clone(&self.turn).try_lock_owned() {
+            return turn;
+        }
+        self.waiting.fetch_add(1, Ordering::SeqCst);
+        let _counted = Waiting(&self.waiting);
         Arc::clone(&self.turn).lock_owned().await
+    }
+
+    /// The writer turn for a write on another connection (sqlx's pool): the group open on the
+    /// writers' connection is committed first, since its lock would keep that write out.
+    pub(super) async fn turn_to_write_elsewhere(&self) -> tokio::sync::OwnedMutexGuard<()> {
+        let turn = self.wait_for_turn().await;
+        self.close_group();
+        turn
+    }
+
+    /// For the holder of the writer turn: the writers' connection, inside the open group and
+    /// under a savepoint of the transaction joining it. Begins a group when none is open.
+    async fn join_group(self: &Arc<Self>) -> Result<Connection> {
+        let open = self.writer().group.is_some();
+        let connection = self.take(Shelf::Writer)?;
+        let connection = if open {
+            connection
+        } else {
+            self.begin_on(connection, WRITE, Shelf::Writer).await?
+        };
+        if let Err(error) = control(&connection, JOIN) {
+            if open {
+                self.fail_group(connection, error.to_string());
+            } else {
+                self.release(connection, Shelf::Writer);
+            }
+            return Err(sorted(error));
+        }
+        let mut writer = self.writer();
+        match &mut writer.group {
+            Some(group) => group.members += 1,
+            None => {
+                writer.group = Some(Group {
+                    members: 1,
+                    closing: false,
+                    outcome: watch::channel(None).0,
+                });
+            }
+        }
+        Ok(connection)
+    }
+
+    /// Ends the part in the group of the member writing on `connection`, keeping its writes
+    /// or undoing them. Then leaves the group open when writers queue for the turn, it has
+    /// room and the member does not `close` it; else commits it. Answers what the member
+    /// waits for: the group's commit.
+    fn leave_group(
+        self: &Arc<Self>,
+        connection: Connection,
+        keep: bool,
+        close: bool,
+    ) -> watch::Receiver<Option<Committed>> {
+        let (outcome, members, closing) = match &self.writer().group {
+            Some(group) => (group.outcome.subscribe(), group.members, group.closing),
+            None => {
+                self.release(connection, Shelf::Writer);
+                return watch::channel(Some(Err("its group was lost".to_owned()))).1;
+            }
+        };
+        let ended = if keep {
+            control(&connection, KEEP)
+        } else {
+            control(&connection, UNDO).and_then(|()| control(&connection, KEEP))
+        };
+        if let Err(error) = ended {
+            self.fail_group(connection, error.to_string());
+            return outcome;
+        }
+        let runtime = tokio::runtime::Handle::try_current().ok();
+        let stays_open = !close
+            && members < GROUP_LIMIT
+            && self.waiting.load(Ordering::SeqCst) > 0
+            && (closing || runtime.is_some());
+        if !stays_open {
+            self.commit_group(connection);
+            return outcome;
+        }
+        self.give_back(connection, Shelf::Writer);
+        if let (false, Some(runtime)) = (closing, runtime) {
+            if let Some(group) = &mut self.writer().group {
+                group.closing = true;
+            }
+            runtime.spawn(Arc::clone(self).close_group_in_turn());
+        }
+        outcome
+    }
+
+    /// Queues for the turn behind the writers waiting now, and commits the group if they all
+    /// left it open (one of them gave up waiting, say). Not counted as waiting: the last of
+    /// them commits when nobody else waits.
+    async fn close_group_in_turn(self: Arc<Self>) {
+        let _turn = Arc::clone(&self.turn).lock_owned().await;
+        self.close_group();
+    }
+
+    /// For the holder of the writer turn: commits the group open on the writers' connection,
+    /// if any.
+    fn close_group(&self) {
+        let connection = {
+            let mut writer = self.writer();
+            if writer.group.is_none() {
+                return;
+            }
+            writer.connection.take()
+        };
+        match connection {
+            Some(connection) => self.commit_group(connection),
+            None => {
+                if let Some(group) = self.writer().group.take() {
+                    group
+                        .outcome
+                        .send_replace(Some(Err("the writers' connection was lost".to_owned())));
+                }
+            }
+        }
+    }
+
+    /// Commits the group open on `connection` (the writers' connection) and tells its members
+    /// how that went.
+    fn commit_group(&self, connection: Connection) {
+        let Some(group) = self.writer().group.take() else {
+            self.give_back(connection, Shelf::Writer);
+            return;
+        };
+        let ticket = self.journal.as_ref().map(|journal| journal.commit_begins());
+        let committed = control(&connection, "COMMIT");
+        if let (Some(journal), Some(ticket)) = (&self.journal, ticket) {
+            journal.commit_returned(ticket);
+        }
+        match committed {
+            Ok(()) => {
+                self.log.after_commit(&connection);
+                self.give_back(connection, Shelf::Writer);
+                tracing::debug!(members = group.members, "a group of writes committed");
+                group.outcome.send_replace(Some(Ok(ticket)));
+            }
+            Err(error) => {
+                self.release(connection, Shelf::Writer);
+                group.outcome.send_replace(Some(Err(error.to_string())));
+            }
+        }
+    }
+
+    /// Rolls back the group open on `connection` and fails every member, for `why`.
+    fn fail_group(&self, connection: Connection, why: String) {
+        let group = self.writer().group.take();
+        self.release(connection, Shelf::Writer);
+        if let Some(group) = group {
+            group.outcome.send_replace(Some(Err(why)));
+        }
     }
 
     /// Runs `begin` on `connection`. A deferred begin takes no lock, and an immediate one
@@ -330,7 +538,8 @@ enum Lock {
 }
 
 /// An open transaction on a leased connection. Dropped without [`Transaction::commit`], it
-/// rolls back and the connection goes back where it was taken from.
+/// rolls back (a member of a group, to its savepoint) and the connection goes back where it
+/// was taken from.
 #[derive(Debug)]
 pub struct Transaction {
     /// `None` once a failed [`Transaction::lock`] has rolled the transaction back.
@@ -417,14 +626,15 @@ impl Transaction {
         // Its old snapshot is given up: a reset of the log no longer waits for it.
         drop(counted);
         self.shelf = Shelf::Writer;
-        let connection = self.home.take(Shelf::Writer)?;
-        let connection = self.home.begin_on(connection, WRITE, Shelf::Writer).await?;
+        let connection = self.home.join_group().await?;
         for (statement, rows) in &reads {
             match rental_store_sql::embedded::execute(&connection, statement) {
                 Ok(again) if again == *rows => {}
                 outcome => {
                     tracing::debug!(reads = reads.len(), "a writer's reads changed: conflict");
-                    self.home.release(connection, Shelf::Writer);
+                    // The group is committed first, so that the writer, begun again, reads
+                    // what its members wrote rather than conflicting with them once more.
+                    drop(self.home.leave_group(connection, false, true));
                     return Err(outcome.map_or_else(sorted, |_| conflict()));
                 }
             }
@@ -436,11 +646,16 @@ impl Transaction {
     }
 
     /// Commits, or on failure rolls back. Answers what the caller must wait for
-    /// ([`Ending::durable`]) before it answers anyone: the sync of this commit, or for a
-    /// transaction that wrote nothing, of every commit it may have seen.
+    /// ([`Ending::durable`]) before it answers anyone: the sync of this commit, or of the
+    /// group's that it joined, or for a transaction that wrote nothing, of every commit it may
+    /// have seen.
     pub fn commit(mut self) -> Result<Ending> {
         let connection = self.connection.take().ok_or_else(conflict)?;
         let journal = self.home.journal.clone();
+        if self.shelf == Shelf::Writer {
+            let group = self.home.leave_group(connection, true, false);
+            return Ok(Ending::Group(journal, group));
+        }
         let ticket = match &journal {
             Some(journal) if self.holds_write() => Some(journal.commit_begins()),
             _ => None,
@@ -457,42 +672,80 @@ impl Transaction {
             self.home.log.after_commit(&connection);
         }
         self.home.give_back(connection, self.shelf);
-        Ok(Ending(journal.map(|journal| {
+        Ok(Ending::Synced(journal.map(|journal| {
             let ticket = ticket.unwrap_or_else(|| journal.horizon());
             (journal, ticket)
         })))
     }
 
     /// Rolls back. Answers what the caller must wait for before it answers anyone from what
-    /// the transaction read: the sync of every commit it may have seen.
-    pub fn roll_back(self) -> Ending {
-        Ending(self.home.journal.clone().map(|journal| {
+    /// the transaction read: the sync of every commit it may have seen, or the commit of the
+    /// group it read in.
+    pub fn roll_back(mut self) -> Ending {
+        let journal = self.home.journal.clone();
+        if self.shelf == Shelf::Writer
+            && let Some(connection) = self.connection.take()
+        {
+            return Ending::Group(journal, self.home.leave_group(connection, false, false));
+        }
+        Ending::Synced(journal.map(|journal| {
             let ticket = journal.horizon();
             (journal, ticket)
         }))
     }
 }
 
-/// A transaction that has ended, not yet known durable: the journal and the ticket to wait
-/// for (`None` for a database in memory, which is not durable anyway).
+/// A transaction that has ended, not yet known durable.
 #[must_use = "what a transaction wrote or read is durable only once its ending is waited for"]
-pub struct Ending(Option<(Arc<Journal>, Ticket)>);
+pub enum Ending {
+    /// Its own commit, or the commits it may have seen: the journal and the ticket to wait
+    /// for (`None` for a database in memory, which is not durable anyway).
+    Synced(Option<(Arc<Journal>, Ticket)>),
+    /// The commit of the group it took part in, then its sync.
+    Group(Option<Arc<Journal>>, watch::Receiver<Option<Committed>>),
+}
 
 impl Ending {
     /// Waits until the log is synced past everything the transaction wrote or may have seen.
     pub async fn durable(self) -> Result<()> {
-        match self.0 {
-            Some((journal, ticket)) => journal.durable(ticket).await,
-            None => Ok(()),
-        }
+        let (journal, ticket) = match self {
+            Self::Synced(None) => return Ok(()),
+            Self::Synced(Some((journal, ticket))) => (journal, ticket),
+            Self::Group(journal, mut group) => {
+                let committed = group
+                    .wait_for(Option::is_some)
+                    .await
+                    .map(|committed| committed.clone())
+                    .map_err(|_| group_failed("it was dropped uncommitted"))?;
+                match (journal, committed) {
+                    (Some(journal), Some(Ok(Some(ticket)))) => (journal, ticket),
+                    (_, Some(Err(why))) => return Err(group_failed(why)),
+                    _ => return Ok(()),
+                }
+            }
+        };
+        journal.durable(ticket).await
     }
 }
 
 impl Drop for Transaction {
     fn drop(&mut self) {
         if let Some(connection) = self.connection.take() {
-            self.home.release(connection, self.shelf);
+            if self.shelf == Shelf::Writer {
+                drop(self.home.leave_group(connection, false, false));
+            } else {
+                self.home.release(connection, self.shelf);
+            }
         }
+    }
+}
+
+/// A writer queued for the turn, counted until it has it or gives up.
+struct Waiting<'a>(&'a AtomicUsize);
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -507,6 +760,13 @@ fn control(connection: &Connection, sql: &'static str) -> rusqlite::Result<()> {
 fn unavailable(error: &tokio::task::JoinError) -> Error {
     Error::Store(rental_store_sql::StoreError::Unavailable(format!(
         "beginning a transaction: {error}"
+    )))
+}
+
+/// What every member of a group of transactions is told when its commit failed.
+fn group_failed(why: impl std::fmt::Display) -> Error {
+    Error::Store(rental_store_sql::StoreError::Unavailable(format!(
+        "a group of writes could not be committed: {why}"
     )))
 }
 

@@ -941,6 +941,87 @@ async fn sqlite_writers_read_without_the_turn() {
     dbs.drop_all().await;
 }
 
+/// On SQLite, writers that queue for the turn while one writes are committed with it, as one
+/// transaction: one commit for the group. A member that rolls back undoes its own writes
+/// only, and every member's commit returns once the group is committed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_writers_that_queue_commit_as_one() {
+    use std::time::Duration;
+    let dbs = Databases::new().await;
+    let (_, store) = &dbs.stores[0];
+    let journal = store.sqlite().unwrap().journal().unwrap();
+
+    let mut locked = store.begin_locked("a").await.unwrap();
+    put_thing(&mut locked, "a", "first", 1).await;
+    let undone = {
+        let store = store.clone();
+        tokio::spawn(async move {
+            let mut tx = store.begin("a", Mode::ReadWrite).await.unwrap();
+            put_thing(&mut tx, "a", "undone", 2).await;
+            drop(tx);
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let queued: Vec<_> = (0..4)
+        .map(|n| {
+            let store = store.clone();
+            tokio::spawn(async move { put(&store, "a", &format!("w{n}"), n, Expect::Absent).await })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let before = journal.commits();
+    locked.commit().await.unwrap();
+    undone.await.unwrap();
+    for writer in queued {
+        assert_eq!(writer.await.unwrap(), Ok(1));
+    }
+    let commits = journal.commits() - before;
+    assert!(commits < 5, "{commits} commits for 5 writers that queued");
+
+    let mut reader = store.begin("a", Mode::ReadOnly).await.unwrap();
+    for id in ["first", "w0", "w1", "w2", "w3"] {
+        assert!(reader.get("things", id).await.unwrap().is_some(), "{id}");
+    }
+    assert!(reader.get("things", "undone").await.unwrap().is_none());
+    reader.roll_back().await.unwrap();
+    dbs.drop_all().await;
+}
+
+/// A write through sqlx's pool in the writer turn is not kept out by a group of writers left
+/// open on the writers' connection: the group is committed first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_pool_writes_in_turn_pass_an_open_group() {
+    use std::time::Duration;
+    let dbs = Databases::new().await;
+    let (_, store) = &dbs.stores[0];
+
+    let mut locked = store.begin_locked("a").await.unwrap();
+    put_thing(&mut locked, "a", "first", 1).await;
+    let member = {
+        let store = store.clone();
+        tokio::spawn(async move { put(&store, "a", "member", 2, Expect::Absent).await })
+    };
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let pooled = {
+        let store = store.clone();
+        tokio::spawn(async move {
+            let _turn = store.writer_turn().await;
+            sqlx::query("UPDATE sequences SET value = value WHERE 0")
+                .execute(store.pool())
+                .await
+                .map(drop)
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    locked.commit().await.unwrap();
+    assert_eq!(member.await.unwrap(), Ok(1));
+    let pooled = tokio::time::timeout(Duration::from_secs(3), pooled)
+        .await
+        .expect("the pool's write waited on the group's lock");
+    pooled.unwrap().unwrap();
+    dbs.drop_all().await;
+}
+
 /// Every row of `tenant` in the tables the document store writes, as text, in order.
 async fn tenant_rows(store: &Storage, tenant: &str) -> Vec<String> {
     use sqlx::Row as _;
