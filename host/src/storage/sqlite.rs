@@ -361,14 +361,12 @@ impl Connections {
     }
 
     /// Ends the part in the group of the member writing on `connection`, keeping its writes
-    /// or undoing them. Then leaves the group open when writers queue for the turn, it has
-    /// room and the member does not `close` it; else commits it. Answers what the member
-    /// waits for: the group's commit.
+    /// or undoing them. Then leaves the group open when writers queue for the turn and it has
+    /// room; else commits it. Answers what the member waits for: the group's commit.
     fn leave_group(
         self: &Arc<Self>,
         connection: Connection,
         keep: bool,
-        close: bool,
     ) -> watch::Receiver<Option<Committed>> {
         let (outcome, members, closing) = match &self.writer().group {
             Some(group) => (group.outcome.subscribe(), group.members, group.closing),
@@ -387,8 +385,7 @@ impl Connections {
             return outcome;
         }
         let runtime = tokio::runtime::Handle::try_current().ok();
-        let stays_open = !close
-            && members < GROUP_LIMIT
+        let stays_open = members < GROUP_LIMIT
             && self.waiting.load(Ordering::SeqCst) > 0
             && (closing || runtime.is_some());
         if !stays_open {
@@ -632,9 +629,10 @@ impl Transaction {
                 Ok(again) if again == *rows => {}
                 outcome => {
                     tracing::debug!(reads = reads.len(), "a writer's reads changed: conflict");
-                    // The group is committed first, so that the writer, begun again, reads
-                    // what its members wrote rather than conflicting with them once more.
-                    drop(self.home.leave_group(connection, false, true));
+                    // The group stays open: a request that lost a race begins its next write
+                    // with the turn (`Storage::begin_locked`), in the group, where it reads
+                    // what the members before it wrote.
+                    drop(self.home.leave_group(connection, false));
                     return Err(outcome.map_or_else(sorted, |_| conflict()));
                 }
             }
@@ -653,7 +651,7 @@ impl Transaction {
         let connection = self.connection.take().ok_or_else(conflict)?;
         let journal = self.home.journal.clone();
         if self.shelf == Shelf::Writer {
-            let group = self.home.leave_group(connection, true, false);
+            let group = self.home.leave_group(connection, true);
             return Ok(Ending::Group(journal, group));
         }
         let ticket = match &journal {
@@ -686,7 +684,7 @@ impl Transaction {
         if self.shelf == Shelf::Writer
             && let Some(connection) = self.connection.take()
         {
-            return Ending::Group(journal, self.home.leave_group(connection, false, false));
+            return Ending::Group(journal, self.home.leave_group(connection, false));
         }
         Ending::Synced(journal.map(|journal| {
             let ticket = journal.horizon();
@@ -732,7 +730,7 @@ impl Drop for Transaction {
     fn drop(&mut self) {
         if let Some(connection) = self.connection.take() {
             if self.shelf == Shelf::Writer {
-                drop(self.home.leave_group(connection, false, false));
+                drop(self.home.leave_group(connection, false));
             } else {
                 self.home.release(connection, self.shelf);
             }
