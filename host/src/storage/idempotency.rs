@@ -224,6 +224,7 @@ impl Storage {
     /// Forgets the keys past their lifetime; returns how many.
     pub async fn expire_keys(&self) -> Result<u64> {
         let expired = now_micros().saturating_sub(micros(KEY_LIFETIME));
+        let _turn = self.writer_turn().await;
         let deleted = sqlx::query("DELETE FROM idempotency_keys WHERE created_at < $1")
             .bind(expired)
             .execute(self.pool())

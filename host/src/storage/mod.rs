@@ -300,7 +300,9 @@ impl Storage {
 
     /// On SQLite, this process's writer turn, for a short write through the pool: it then
     /// waits in line with the document store's writers rather than on the file's lock, where
-    /// it would sleep and retry behind them for as long as they keep coming. None on
+    /// it would sleep and retry behind them for as long as they keep coming (and, under a
+    /// steady write load, give up after the busy timeout: the queue's consumer did), and the
+    /// group of writers open on the writers' connection is committed first. None on
     /// PostgreSQL, whose writers lock rows.
     async fn writer_turn(&self) -> Option<tokio::sync::OwnedMutexGuard<()>> {
         match self.sqlite() {

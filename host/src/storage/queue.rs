@@ -83,6 +83,7 @@ impl Storage {
         max_attempts: i64,
     ) -> Result<Vec<Claimed>> {
         let now = super::now_micros();
+        let _turn = self.writer_turn().await;
         sqlx::query(
             "UPDATE queue SET status = 'dead', \
              last_error = 'its consumer did not finish in time, attempts exhausted' \
@@ -152,6 +153,7 @@ impl Storage {
         max_attempts: i64,
     ) -> Result<bool> {
         let due = micros_after(super::now_micros(), backoff);
+        let _turn = self.writer_turn().await;
         let updated = sqlx::query(
             "UPDATE queue SET status = CASE WHEN attempts >= $4 THEN 'dead' ELSE 'pending' END, \
              available_at = $3, last_error = $5 \
@@ -187,6 +189,7 @@ impl Storage {
         let sql = format!(
             "UPDATE queue SET {set} WHERE id = $1 AND attempts = $2 AND status = 'processing'"
         );
+        let _turn = self.writer_turn().await;
         let updated = sqlx::query(&sql)
             .bind(message.id)
             .bind(message.attempts)

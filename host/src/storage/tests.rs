@@ -1022,6 +1022,61 @@ async fn sqlite_pool_writes_in_turn_pass_an_open_group() {
     dbs.drop_all().await;
 }
 
+/// On SQLite, the queue's consumer writes through sqlx's pool while the document store's
+/// writers keep the file's lock busy: it waits in line for the writer turn with them, where
+/// on the lock it slept and retried behind them until the busy timeout (5 s) failed it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_queue_claims_pass_a_steady_write_load() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::{Duration, Instant};
+    let dbs = Databases::new().await;
+    let (_, store) = &dbs.stores[0];
+    let stop = Arc::new(AtomicBool::new(false));
+    // Writers that keep the turn a while, as a component computing between its writes does,
+    // so that one always waits for it and the group on the writers' connection stays open.
+    let writers: Vec<_> = (0..8)
+        .map(|w| {
+            let (store, stop) = (store.clone(), Arc::clone(&stop));
+            tokio::spawn(async move {
+                let mut n = 0;
+                while !stop.load(Ordering::Relaxed) {
+                    let mut tx = store.begin_locked("a").await.unwrap();
+                    put_thing(&mut tx, "a", &format!("w{w}-{n}"), n).await;
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                    tx.commit().await.unwrap();
+                    n += 1;
+                }
+                n
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    // Several claims, as the consumer polls: one may find the lock free between two commits.
+    let mut claimed = Ok(Vec::new());
+    let mut waited = Duration::ZERO;
+    for _ in 0..10 {
+        let started = Instant::now();
+        claimed = store
+            .claim_messages("t", 10, Duration::from_secs(60), 3)
+            .await;
+        waited = started.elapsed();
+        if claimed.is_err() {
+            break;
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    let mut written = 0;
+    for writer in writers {
+        written += writer.await.unwrap();
+    }
+    assert!(
+        claimed.is_ok(),
+        "the claim failed after {waited:?}, beside {written} writes: {claimed:?}"
+    );
+    dbs.drop_all().await;
+}
+
 /// Every row of `tenant` in the tables the document store writes, as text, in order.
 async fn tenant_rows(store: &Storage, tenant: &str) -> Vec<String> {
     use sqlx::Row as _;
