@@ -439,23 +439,43 @@ impl Connections {
             self.give_back(connection, Shelf::Writer);
             return;
         };
-        let ticket = self.journal.as_ref().map(|journal| journal.commit_begins());
+        let committed = self.commit_on(connection, Shelf::Writer, true);
+        tracing::debug!(
+            members = group.members,
+            ok = committed.is_ok(),
+            "a group of writes ended"
+        );
+        group
+            .outcome
+            .send_replace(Some(committed.map_err(|error| error.to_string())));
+    }
+
+    /// Commits the transaction open on `connection` and puts the connection back on `shelf`,
+    /// or on failure rolls back (closing a connection whose rollback fails). A commit that
+    /// `wrote` is numbered for the log's sync, its ticket answered, and may start the log over.
+    fn commit_on(
+        &self,
+        connection: Connection,
+        shelf: Shelf,
+        wrote: bool,
+    ) -> rusqlite::Result<Option<Ticket>> {
+        let ticket = match &self.journal {
+            Some(journal) if wrote => Some(journal.commit_begins()),
+            _ => None,
+        };
         let committed = control(&connection, "COMMIT");
         if let (Some(journal), Some(ticket)) = (&self.journal, ticket) {
             journal.commit_returned(ticket);
         }
-        match committed {
-            Ok(()) => {
-                self.log.after_commit(&connection);
-                self.give_back(connection, Shelf::Writer);
-                tracing::debug!(members = group.members, "a group of writes committed");
-                group.outcome.send_replace(Some(Ok(ticket)));
-            }
-            Err(error) => {
-                self.release(connection, Shelf::Writer);
-                group.outcome.send_replace(Some(Err(error.to_string())));
-            }
+        if let Err(error) = committed {
+            self.release(connection, shelf);
+            return Err(error);
         }
+        if wrote {
+            self.log.after_commit(&connection);
+        }
+        self.give_back(connection, shelf);
+        Ok(ticket)
     }
 
     /// Rolls back the group open on `connection` and fails every member, for `why`.
@@ -654,22 +674,10 @@ impl Transaction {
             let group = self.home.leave_group(connection, true);
             return Ok(Ending::Group(journal, group));
         }
-        let ticket = match &journal {
-            Some(journal) if self.holds_write() => Some(journal.commit_begins()),
-            _ => None,
-        };
-        let committed = control(&connection, "COMMIT");
-        if let (Some(journal), Some(ticket)) = (&journal, ticket) {
-            journal.commit_returned(ticket);
-        }
-        if let Err(error) = committed {
-            self.home.release(connection, self.shelf);
-            return Err(sorted(error));
-        }
-        if self.holds_write() {
-            self.home.log.after_commit(&connection);
-        }
-        self.home.give_back(connection, self.shelf);
+        let ticket = self
+            .home
+            .commit_on(connection, self.shelf, self.holds_write())
+            .map_err(sorted)?;
         Ok(Ending::Synced(journal.map(|journal| {
             let ticket = ticket.unwrap_or_else(|| journal.horizon());
             (journal, ticket)
