@@ -191,6 +191,22 @@ fn row(statement: &Statement, row: &AnyRow) -> std::result::Result<Row, sqlx::Er
     })
 }
 
+/// `sql` with `params` bound to its placeholders in order, for sqlx's pool.
+pub(super) fn bound<'q>(
+    sql: &'q str,
+    params: &'q [Value],
+) -> sqlx::query::Query<'q, Any, sqlx::any::AnyArguments<'q>> {
+    let mut query = sqlx::query(sql);
+    for value in params {
+        query = match value {
+            Value::Int(v) => query.bind(*v),
+            Value::Text(v) => query.bind(v.as_str()),
+            Value::Blob(v) => query.bind(v.as_slice()),
+        };
+    }
+    query
+}
+
 impl DocTransaction {
     /// Whether the transaction holds what a writer holds while it writes: on SQLite the
     /// writer turn, which a writer takes at its first write; on PostgreSQL a writer from its
@@ -209,15 +225,7 @@ impl DocTransaction {
             Tx::Pooled(tx) => tx,
         };
         let sql = statement.sql(rental_store_sql::Dialect::Postgres);
-        let mut query = sqlx::query(&sql);
-        for value in &statement.params {
-            query = match value {
-                Value::Int(v) => query.bind(*v),
-                Value::Text(v) => query.bind(v.as_str()),
-                Value::Blob(v) => query.bind(v.as_slice()),
-            };
-        }
-        let rows = query.fetch_all(&mut **tx).await?;
+        let rows = bound(&sql, &statement.params).fetch_all(&mut **tx).await?;
         Ok(rows
             .iter()
             .map(|r| row(statement, r))
