@@ -55,7 +55,9 @@ fn fed_view(collection: &str) -> Result<&'static View, StoreError> {
 impl Scope {
     /// The statement that appends to `view`'s feed the change the write of document `id`
     /// (already written, in this transaction) made: `rendered` is its rendering, `None` for a
-    /// delete (which runs it before the document's row goes).
+    /// delete (which runs it before the document's row goes). A write's change, run as a
+    /// clause of its put ([`Statement::gated_on_postgres`]), takes the revision from the
+    /// put's clause `w` instead of the document's row, which that statement cannot see yet.
     pub(crate) fn change_statement(
         &self,
         view: &View,
@@ -77,24 +79,30 @@ impl Scope {
             None => "NULL",
         };
         let revision = if deleted { "revision + 1" } else { "revision" };
-        let insert = |position: &str, now: &str| {
+        let document = "documents WHERE tenant = $1 AND collection = $4 AND id = $3";
+        let insert = |position: &str, now: &str, from: &str| {
             format!(
                 "INSERT INTO changes \
                      (tenant, collection, position, doc_id, revision, body, changed_at) \
-                 SELECT $1, $2, {position}, $3, {revision}, {body}, {now} \
-                 FROM documents WHERE tenant = $1 AND collection = $4 AND id = $3"
+                 SELECT $1, $2, {position}, $3, {revision}, {body}, {now} FROM {from}"
             )
         };
-        Statement::new(
+        let statement = Statement::new(
             insert(
                 "(SELECT COALESCE(MAX(position), 0) + 1 FROM changes \
                   WHERE tenant = $1 AND collection = $2)",
                 NOW_SQLITE,
+                document,
             ),
             params,
             &[],
         )
-        .on_postgres(insert("NULL", NOW_POSTGRES))
+        .on_postgres(insert("NULL", NOW_POSTGRES, document));
+        if deleted {
+            statement
+        } else {
+            statement.gated_on_postgres(insert("NULL", NOW_POSTGRES, "w"))
+        }
     }
 
     /// Numbers the committed changes of `collection`'s feed that are not numbered yet, in the

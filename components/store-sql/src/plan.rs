@@ -37,6 +37,8 @@ pub struct Statement {
     sql: String,
     /// The text PostgreSQL runs instead, where it needs another form of the same statement.
     postgres: Option<String>,
+    /// Its text on PostgreSQL as a clause of a put's one statement ([`Plan::for_dialect`]).
+    gated: Option<String>,
     pub params: Vec<Value>,
     pub columns: &'static [Column],
 }
@@ -46,6 +48,7 @@ impl Statement {
         Self {
             sql,
             postgres: None,
+            gated: None,
             params,
             columns,
         }
@@ -54,6 +57,16 @@ impl Statement {
     /// The same statement with `sql` as its text on PostgreSQL (same parameters and columns).
     pub(crate) fn on_postgres(mut self, sql: String) -> Self {
         self.postgres = Some(sql);
+        self
+    }
+
+    /// The same statement with `sql` as its text on PostgreSQL when it runs as a clause after
+    /// the document's write of a put, in one statement with it: `sql` writes only if that
+    /// write, the clause `w`, returned a row ([`WRITTEN`]), and reads from `w` what it would
+    /// otherwise have read of the document (its revision), since every clause of one statement
+    /// sees the database as it was before the statement.
+    pub(crate) fn gated_on_postgres(mut self, sql: String) -> Self {
+        self.gated = Some(sql);
         self
     }
 
@@ -95,6 +108,10 @@ pub enum Step<T> {
     /// The operation is over.
     Done(Outcome<T>),
 }
+
+/// The condition of a [gated](Statement::gated_on_postgres) clause: the put's document was
+/// written. A put whose expectation fails writes nothing, so its other clauses write nothing.
+pub(crate) const WRITTEN: &str = "EXISTS (SELECT 1 FROM w)";
 
 type Finish<T> = Box<dyn FnOnce(Vec<Vec<Row>>) -> Outcome<T> + Send>;
 
@@ -166,17 +183,23 @@ impl<T> Plan<T> {
         self
     }
 
-    /// The plan as a driver of `dialect` runs it best. On PostgreSQL, the statements after
-    /// the first of a plan that [reads only the first's rows](Plan::reads_first_rows_only)
-    /// become one statement, each of them a data-modifying `WITH` clause: one round trip
-    /// instead of one each, which matters most in a write transaction holding rows other
-    /// writers wait for. They see the database as it is after the first, as they did one by
-    /// one: the statements of such a plan never read what the others after the first write.
-    /// SQLite has no data-modifying `WITH` (and no round trip to save).
+    /// The plan as a driver of `dialect` runs it best. On PostgreSQL, a plan that [reads only
+    /// the first statement's rows](Plan::reads_first_rows_only) and whose other statements
+    /// all have a [gated](Statement::gated_on_postgres) form becomes one statement: the first
+    /// as the data-modifying `WITH` clause `w`, each of the others a clause after it that
+    /// writes only if `w` did, and the rows of `w` as its result. One round trip instead of
+    /// one each, which matters most in a write transaction holding rows other writers wait
+    /// for. SQLite has no data-modifying `WITH` (and no round trip to save).
     pub fn for_dialect(mut self, dialect: Dialect) -> Self {
-        if dialect == Dialect::Postgres && self.first_rows_only && self.pending.len() > 2 {
-            let tail: Vec<Statement> = self.pending.drain(1..).collect();
-            self.pending.push_back(joined(tail));
+        if dialect == Dialect::Postgres
+            && self.first_rows_only
+            && self.pending.len() > 1
+            && self.pending.iter().skip(1).all(|s| s.gated.is_some())
+        {
+            let mut statements = std::mem::take(&mut self.pending).into_iter();
+            if let Some(first) = statements.next() {
+                self.pending.push_back(joined(first, statements));
+            }
         }
         self
     }
@@ -222,18 +245,27 @@ impl<T> Plan<T> {
     }
 }
 
-/// `statements` as one PostgreSQL statement of data-modifying `WITH` clauses, which run
-/// whether or not the statement reads them (it reads none), with their parameters numbered
-/// one after another.
-fn joined(statements: Vec<Statement>) -> Statement {
-    let mut clauses = Vec::with_capacity(statements.len());
-    let mut params = Vec::new();
-    for (i, statement) in statements.into_iter().enumerate() {
-        let sql = shift_placeholders(&statement.sql(Dialect::Postgres), params.len());
-        clauses.push(format!("w{i} AS ({sql})"));
+/// `first` as the clause `w` of one PostgreSQL statement, the gated forms of `rest` after it,
+/// their parameters numbered one after another, and the rows of `w` as its result.
+fn joined(first: Statement, rest: impl Iterator<Item = Statement>) -> Statement {
+    let columns = first.columns;
+    let mut clauses = vec![format!("w AS ({})", first.sql(Dialect::Postgres))];
+    let mut params = first.params;
+    for (i, statement) in rest.enumerate() {
+        // Every one has its gated form ([`Plan::for_dialect`]); an empty clause would not
+        // parse, so a missing one could never write ungated.
+        let gated = statement.gated.unwrap_or_default();
+        clauses.push(format!(
+            "w{i} AS ({})",
+            shift_placeholders(&gated, params.len())
+        ));
         params.extend(statement.params);
     }
-    Statement::new(format!("WITH {} SELECT 1", clauses.join(", ")), params, &[])
+    Statement::new(
+        format!("WITH {} SELECT * FROM w", clauses.join(", ")),
+        params,
+        columns,
+    )
 }
 
 /// `sql` with every placeholder `$N` made `$(N + by)`.
@@ -333,50 +365,67 @@ mod tests {
     }
 
     #[test]
-    fn on_postgres_the_statements_after_the_first_run_as_one() {
+    fn on_postgres_a_put_with_gated_statements_runs_as_one() {
         let statement =
             |sql: &str, params: Vec<Value>| Statement::new(sql.to_owned(), params, &[Column::Int]);
-        let plan = || {
-            Plan::new(
-                vec![
-                    statement("UPDATE a SET x = $1", vec![Value::Int(1)]),
-                    statement(
-                        "INSERT INTO b VALUES ($1, $2)",
-                        vec![Value::Int(2), Value::Int(3)],
-                    ),
-                    statement("DELETE FROM c WHERE y = $1", vec![Value::Int(4)]),
-                ],
-                |results| Ok(results.len()),
-            )
-            .reads_first_rows_only()
+        let plan = |tail: Vec<Statement>| {
+            let mut statements = vec![statement(
+                "INSERT INTO a VALUES ($1) RETURNING x",
+                vec![Value::Int(1)],
+            )];
+            statements.extend(tail);
+            Plan::new(statements, |results| Ok(results.len())).reads_first_rows_only()
+        };
+        let gated = || {
+            vec![
+                statement(
+                    "INSERT INTO b VALUES ($1, $2)",
+                    vec![Value::Int(2), Value::Int(3)],
+                )
+                .gated_on_postgres(format!("INSERT INTO b SELECT $1, $2 WHERE {WRITTEN}")),
+                statement("DELETE FROM c WHERE y = $1", vec![Value::Int(4)])
+                    .gated_on_postgres(format!("DELETE FROM c WHERE y = $1 AND {WRITTEN}")),
+            ]
         };
         let mut ran = Vec::new();
-        let outcome = plan().for_dialect(Dialect::Postgres).run(|s| {
+        let outcome = plan(gated()).for_dialect(Dialect::Postgres).run(|s| {
             ran.push((s.sql(Dialect::Postgres).into_owned(), s.params.clone()));
             Ok(Vec::new())
         });
-        assert_eq!(outcome, Ok(2));
+        assert_eq!(outcome, Ok(1));
         assert_eq!(
             ran,
-            [
-                ("UPDATE a SET x = $1".to_owned(), vec![Value::Int(1)]),
-                (
-                    "WITH w0 AS (INSERT INTO b VALUES ($1, $2)), \
-                     w1 AS (DELETE FROM c WHERE y = $3) SELECT 1"
-                        .to_owned(),
-                    vec![Value::Int(2), Value::Int(3), Value::Int(4)]
-                ),
-            ]
+            [(
+                "WITH w AS (INSERT INTO a VALUES ($1) RETURNING x), \
+                 w0 AS (INSERT INTO b SELECT $2, $3 WHERE EXISTS (SELECT 1 FROM w)), \
+                 w1 AS (DELETE FROM c WHERE y = $4 AND EXISTS (SELECT 1 FROM w)) \
+                 SELECT * FROM w"
+                    .to_owned(),
+                vec![Value::Int(1), Value::Int(2), Value::Int(3), Value::Int(4)]
+            )]
         );
-        // SQLite runs them one by one, as does a plan that reads every statement's rows.
-        let sqlite = plan().for_dialect(Dialect::Sqlite).run(|_| Ok(Vec::new()));
-        assert_eq!(sqlite, Ok(3));
-        let unmarked = Plan::new(plan().pending.into(), |results| Ok(results.len()));
+        // SQLite runs them one by one, as does a plan that reads every statement's rows, and
+        // one with a statement that has no gated form.
+        assert_eq!(
+            plan(gated())
+                .for_dialect(Dialect::Sqlite)
+                .run(|_| Ok(Vec::new())),
+            Ok(3)
+        );
+        let unmarked = Plan::new(plan(gated()).pending.into(), |results| Ok(results.len()));
         assert_eq!(
             unmarked
                 .for_dialect(Dialect::Postgres)
                 .run(|_| Ok(Vec::new())),
             Ok(3)
+        );
+        let mut partly = gated();
+        partly.push(statement("DELETE FROM d", Vec::new()));
+        assert_eq!(
+            plan(partly)
+                .for_dialect(Dialect::Postgres)
+                .run(|_| Ok(Vec::new())),
+            Ok(4)
         );
     }
 

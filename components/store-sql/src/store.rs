@@ -8,7 +8,9 @@ pub use rental_domain::store::{Expect, Mode};
 
 use crate::error::StoreError;
 use crate::keys::{self, PREFIX_END};
-use crate::plan::{Column, Dialect, Plan, Row, Statement, Value, blob, int, take_text, text};
+use crate::plan::{
+    Column, Dialect, Plan, Row, Statement, Value, WRITTEN, blob, int, take_text, text,
+};
 
 /// The largest page a scan may ask for; `keys` may return more since it loads no documents.
 pub const MAX_SCAN: u32 = 1_000;
@@ -127,6 +129,15 @@ const PUT_ANY: &str = "INSERT INTO documents (tenant, collection, id, revision, 
      DO UPDATE SET revision = documents.revision + 1, body = excluded.body \
      RETURNING revision";
 
+/// [`PUT_ANY`] as a [gated](Statement::gated_on_postgres) clause: a view's write.
+fn put_any_written() -> String {
+    PUT_ANY.replacen(
+        "VALUES ($1, $2, $3, 1, $4)",
+        &format!("SELECT $1, $2, $3, 1, $4 WHERE {WRITTEN}"),
+        1,
+    )
+}
+
 const DOCUMENT: &[Column] = &[Column::Text, Column::Int, Column::Text];
 const ONE_INT: &[Column] = &[Column::Int];
 
@@ -139,6 +150,14 @@ const ENTRY: &[Column] = &[Column::Text, Column::Blob];
 
 pub(crate) fn text_value(s: &str) -> Value {
     Value::Text(s.to_owned())
+}
+
+/// The placeholders of [`index_values`], a `($4, $5)` pair per index.
+fn index_pairs(indexes: &[Index]) -> String {
+    let pairs: Vec<String> = (0..indexes.len())
+        .map(|i| format!("(${}, ${})", 4 + 2 * i, 5 + 2 * i))
+        .collect();
+    pairs.join(", ")
 }
 
 /// The name and encoded key of each index, as bound after three leading parameters.
@@ -406,16 +425,14 @@ impl Scope {
                 "DELETE FROM doc_index WHERE tenant = $1 AND collection = $2 AND doc_id = $3"
                     .to_owned();
             if !indexes.is_empty() {
-                let kept: Vec<String> = (0..indexes.len())
-                    .map(|i| format!("(${}, ${})", 4 + 2 * i, 5 + 2 * i))
-                    .collect();
                 sql.push_str(&format!(
                     " AND (index_name, key) NOT IN (VALUES {})",
-                    kept.join(", ")
+                    index_pairs(indexes)
                 ));
                 params.extend(index_values(indexes));
             }
-            statements.push(Statement::new(sql, params, &[]));
+            let gated = format!("{sql} AND {WRITTEN}");
+            statements.push(Statement::new(sql, params, &[]).gated_on_postgres(gated));
         }
         if !indexes.is_empty() {
             let rows: Vec<String> = (0..indexes.len())
@@ -423,15 +440,20 @@ impl Scope {
                 .collect();
             let mut params = vec![tenant, collection, id];
             params.extend(index_values(indexes));
-            statements.push(Statement::new(
-                format!(
-                    "INSERT INTO doc_index (tenant, collection, index_name, key, doc_id) \
-                     VALUES {} ON CONFLICT DO NOTHING",
-                    rows.join(", ")
-                ),
-                params,
-                &[],
-            ));
+            let insert = "INSERT INTO doc_index (tenant, collection, index_name, key, doc_id)";
+            statements.push(
+                Statement::new(
+                    format!("{insert} VALUES {} ON CONFLICT DO NOTHING", rows.join(", ")),
+                    params,
+                    &[],
+                )
+                .gated_on_postgres(format!(
+                    "{insert} SELECT $1, $2, v.index_name, v.key, $3 \
+                     FROM (VALUES {}) AS v (index_name, key) WHERE {WRITTEN} \
+                     ON CONFLICT DO NOTHING",
+                    index_pairs(indexes)
+                )),
+            );
         }
         Ok(statements)
     }
@@ -459,6 +481,7 @@ impl Scope {
             ],
             ONE_INT,
         )
+        .gated_on_postgres(put_any_written())
     }
 
     /// Takes the document's current entry of a counted index off its count, unless the entry
@@ -490,19 +513,22 @@ impl Scope {
             sql.push_str(" AND prefix <> $5");
             postgres.push_str(&format!(" AND {head_sql} <> $5"));
         }
-        postgres.push_str(
-            " ON CONFLICT (tenant, collection, index_name, prefix, shard) \
-             DO UPDATE SET n = index_counts.n - 1",
-        );
-        Statement::new(sql, params, &[]).on_postgres(postgres)
+        let on_conflict = " ON CONFLICT (tenant, collection, index_name, prefix, shard) \
+             DO UPDATE SET n = index_counts.n - 1";
+        let gated = format!("{postgres} AND {WRITTEN}{on_conflict}");
+        postgres.push_str(on_conflict);
+        Statement::new(sql, params, &[])
+            .on_postgres(postgres)
+            .gated_on_postgres(gated)
     }
 
     /// Adds the document's new entry of a counted index to the count of its `head`, unless
     /// the document already has an entry there (on PostgreSQL, to the connection's shard of
     /// the count).
     fn count_statement(&self, counted: &Counted, id: &str, head: Vec<u8>) -> Statement {
-        // `shard`: the value of the count's shard column, on PostgreSQL only.
-        let count = |shard: Option<&str>| {
+        // `shard`: the value of the count's shard column, on PostgreSQL only; `gate`, a
+        // condition the count is taken on besides.
+        let count = |shard: Option<&str>, gate: &str| {
             let (column, value) = match shard {
                 Some(shard) => (", shard", format!(", {shard}")),
                 None => ("", String::new()),
@@ -511,14 +537,14 @@ impl Scope {
                 "INSERT INTO index_counts (tenant, collection, index_name, prefix{column}, n) \
                  SELECT $1, $2, $3, $4{value}, 1 WHERE NOT EXISTS \
                      (SELECT 1 FROM doc_index WHERE tenant = $1 AND collection = $2 \
-                      AND index_name = $3 AND doc_id = $5 AND {head} = $4) \
+                      AND index_name = $3 AND doc_id = $5 AND {head} = $4){gate} \
                  ON CONFLICT (tenant, collection, index_name, prefix{column}) \
                  DO UPDATE SET n = index_counts.n + 1",
                 head = head_sql(counted),
             )
         };
         Statement::new(
-            count(None),
+            count(None, ""),
             vec![
                 self.tenant_value(),
                 text_value(counted.collection),
@@ -528,7 +554,8 @@ impl Scope {
             ],
             &[],
         )
-        .on_postgres(count(Some(COUNT_SHARD)))
+        .on_postgres(count(Some(COUNT_SHARD), ""))
+        .gated_on_postgres(count(Some(COUNT_SHARD), &format!(" AND {WRITTEN}")))
     }
 
     /// Writes records in bulk (demo data, catalogue import), whatever is there, and moves the

@@ -785,6 +785,94 @@ async fn kept_counts_follow_every_write_and_rollback() {
     .await;
 }
 
+/// A put whose expectation fails writes nothing at all: not its list form, its change, its
+/// counts or its entries, even in a transaction that goes on and commits. On PostgreSQL all of
+/// a put is one statement, each part of it taken only if the document's write was.
+#[tokio::test]
+async fn a_put_that_fails_its_expectation_writes_nothing() {
+    on_each_backend(async |backend, store| {
+        let booking = |status: i64| {
+            let indexes = [
+                index("id", vec![KeyPart::Int(1)]),
+                index("status", vec![KeyPart::Int(status), KeyPart::Int(1)]),
+            ];
+            let mut body: serde_json::Value = serde_json::from_str(&booking_body(1)).unwrap();
+            body["CurrentStatus"] = status.into();
+            (body.to_string(), indexes)
+        };
+        let (first, first_indexes) = booking(1);
+        let (second, second_indexes) = booking(2);
+        let mut tx = store.begin("a", Mode::ReadWrite).await.unwrap();
+        let revision = tx
+            .put("bookings", "1", &first, &first_indexes, Expect::Absent)
+            .await
+            .unwrap();
+        assert_eq!(revision, 1, "{backend}");
+        tx.commit().await.unwrap();
+        async fn item(tx: &mut super::documents::DocTransaction) -> (u64, String) {
+            let item = tx.get("booking-items", "1").await.unwrap().unwrap();
+            (item.revision, item.body)
+        }
+        let mut tx = store.begin("a", Mode::ReadOnly).await.unwrap();
+        let listed = item(&mut tx).await;
+        drop(tx);
+
+        let mut tx = store.begin("a", Mode::ReadWrite).await.unwrap();
+        for expected in [Expect::Absent, Expect::Revision(7)] {
+            let refused = tx
+                .put("bookings", "1", &second, &second_indexes, expected)
+                .await;
+            assert!(
+                matches!(refused, Err(Error::Store(StoreError::Conflict))),
+                "{backend}: {expected:?} gave {refused:?}"
+            );
+        }
+        tx.commit().await.unwrap();
+
+        let mut tx = store.begin("a", Mode::ReadOnly).await.unwrap();
+        let stored = tx.get("bookings", "1").await.unwrap().unwrap();
+        assert_eq!((stored.revision, stored.body), (1, first), "{backend}");
+        assert_eq!(item(&mut tx).await, listed, "{backend}: the list form");
+        let by_status = |status: i64| Range {
+            collection: "bookings".to_owned(),
+            index: "status".to_owned(),
+            keys: KeyRange {
+                lower: Some(Bound::Inclusive(vec![KeyPart::Int(status)])),
+                upper: Some(Bound::Inclusive(vec![KeyPart::Int(status)])),
+            },
+        };
+        let entries = tx.keys(&scan(by_status(2), false, 0, 10)).await.unwrap();
+        assert!(entries.is_empty(), "{backend}: the entries");
+        drop(tx);
+        let (kept, counted) = counted_and_recounted(store, "a").await;
+        assert_eq!(kept, counted, "{backend}");
+        assert_eq!(kept, [(-1, 1), (0, 0), (1, 1), (2, 0), (3, 0)], "{backend}");
+
+        // A put that succeeds after them is fed with its own revision.
+        let mut tx = store.begin("a", Mode::ReadWrite).await.unwrap();
+        let revision = tx
+            .put(
+                "bookings",
+                "1",
+                &second,
+                &second_indexes,
+                Expect::Revision(1),
+            )
+            .await
+            .unwrap();
+        tx.commit().await.unwrap();
+        let changes = store.changes("a", "booking-items", 0, 10).await.unwrap();
+        let fed: Vec<(String, u64)> = changes.into_iter().map(|c| (c.id, c.revision)).collect();
+        assert_eq!(
+            fed,
+            [("1".to_owned(), 1), ("1".to_owned(), revision)],
+            "{backend}: one change a write, none for the refused ones"
+        );
+        assert_eq!(revision, 2, "{backend}");
+    })
+    .await;
+}
+
 /// Read-only transactions read the file through a memory map; writers, whose map SQLite would
 /// drop at every begin after another commit, do not.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
