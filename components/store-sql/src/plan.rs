@@ -125,7 +125,7 @@ pub struct Plan<T> {
     pending: VecDeque<Statement>,
     results: Vec<Vec<Row>>,
     guard: Option<Guard>,
-    /// Whether only the first statement's rows are read, so the others may run as one.
+    /// Whether only the first statement's rows are read, so that all may run as one.
     first_rows_only: bool,
     finish: Option<Finish<T>>,
     early: Option<Outcome<T>>,
@@ -177,7 +177,7 @@ impl<T> Plan<T> {
     }
 
     /// Marks a plan whose outcome depends on its first statement's rows only (the others'
-    /// are passed to it all the same, or as one set when [`Plan::for_dialect`] joined them).
+    /// are passed to it all the same, or none when [`Plan::for_dialect`] joined them all).
     pub(crate) fn reads_first_rows_only(mut self) -> Self {
         self.first_rows_only = true;
         self
