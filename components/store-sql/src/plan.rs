@@ -111,7 +111,14 @@ pub enum Step<T> {
 
 /// The condition of a [gated](Statement::gated_on_postgres) clause: the put's document was
 /// written. A put whose expectation fails writes nothing, so its other clauses write nothing.
-pub(crate) const WRITTEN: &str = "EXISTS (SELECT 1 FROM w)";
+/// A macro as well, for texts put together with `concat!`.
+macro_rules! written {
+    () => {
+        "EXISTS (SELECT 1 FROM w)"
+    };
+}
+pub(crate) use written;
+pub(crate) const WRITTEN: &str = written!();
 
 type Finish<T> = Box<dyn FnOnce(Vec<Vec<Row>>) -> Outcome<T> + Send>;
 

@@ -9,7 +9,7 @@ pub use rental_domain::store::{Expect, Mode};
 use crate::error::StoreError;
 use crate::keys::{self, PREFIX_END};
 use crate::plan::{
-    Column, Dialect, Plan, Row, Statement, Value, WRITTEN, blob, int, take_text, text,
+    Column, Dialect, Plan, Row, Statement, Value, WRITTEN, blob, int, take_text, text, written,
 };
 
 /// The largest page a scan may ask for; `keys` may return more since it loads no documents.
@@ -122,21 +122,25 @@ fn sequence_advances(records: &[Record]) -> BTreeMap<&'static str, i64> {
     largest
 }
 
+/// An insert into `documents` of the row `$row` (tenant, collection, id, first revision,
+/// body) that replaces a document already there.
+macro_rules! put_any {
+    ($row:expr) => {
+        concat!(
+            "INSERT INTO documents (tenant, collection, id, revision, body) ",
+            $row,
+            " ON CONFLICT (tenant, collection, id) \
+             DO UPDATE SET revision = documents.revision + 1, body = excluded.body \
+             RETURNING revision"
+        )
+    };
+}
+
 /// Creates or replaces a document (`Expect::Any`).
-const PUT_ANY: &str = "INSERT INTO documents (tenant, collection, id, revision, body) \
-     VALUES ($1, $2, $3, 1, $4) \
-     ON CONFLICT (tenant, collection, id) \
-     DO UPDATE SET revision = documents.revision + 1, body = excluded.body \
-     RETURNING revision";
+const PUT_ANY: &str = put_any!("VALUES ($1, $2, $3, 1, $4)");
 
 /// [`PUT_ANY`] as a [gated](Statement::gated_on_postgres) clause: a view's write.
-fn put_any_written() -> String {
-    PUT_ANY.replacen(
-        "VALUES ($1, $2, $3, 1, $4)",
-        &format!("SELECT $1, $2, $3, 1, $4 WHERE {WRITTEN}"),
-        1,
-    )
-}
+const PUT_ANY_WRITTEN: &str = put_any!(concat!("SELECT $1, $2, $3, 1, $4 WHERE ", written!()));
 
 const DOCUMENT: &[Column] = &[Column::Text, Column::Int, Column::Text];
 const ONE_INT: &[Column] = &[Column::Int];
@@ -481,7 +485,7 @@ impl Scope {
             ],
             ONE_INT,
         )
-        .gated_on_postgres(put_any_written())
+        .gated_on_postgres(PUT_ANY_WRITTEN.to_owned())
     }
 
     /// Takes the document's current entry of a counted index off its count, unless the entry
