@@ -21,7 +21,18 @@ struct Databases {
 }
 
 impl Databases {
+    /// A fresh database of each available backend.
     async fn new() -> Self {
+        Self::open(true).await
+    }
+
+    /// A fresh SQLite database only, for the tests of SQLite's own behaviour: they would
+    /// leave a PostgreSQL database behind for nothing.
+    async fn sqlite() -> Self {
+        Self::open(false).await
+    }
+
+    async fn open(with_postgres: bool) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let sqlite = Storage::open(&format!("sqlite://{}", dir.path().join("t.db").display()))
             .await
@@ -29,6 +40,7 @@ impl Databases {
         let mut stores = vec![("sqlite", sqlite)];
         let mut postgres = None;
         match std::env::var(POSTGRES_ENV) {
+            _ if !with_postgres => {}
             Ok(admin_url) => {
                 let name = format!("rentald_unit_{}", uuid::Uuid::new_v4().simple());
                 sqlx::query(&format!("CREATE DATABASE {name}"))
@@ -877,7 +889,7 @@ async fn a_put_that_fails_its_expectation_writes_nothing() {
 /// drop at every begin after another commit, do not.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn only_the_sqlite_readers_map_the_file() {
-    let dbs = Databases::new().await;
+    let dbs = Databases::sqlite().await;
     let connections = dbs.stores[0].1.sqlite().unwrap();
     for (shelf, mapped) in [
         (Shelf::Readers, 268_435_456),
@@ -894,7 +906,7 @@ async fn only_the_sqlite_readers_map_the_file() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_statement_journals_stay_in_memory() {
     const MEMORY: i64 = 2;
-    let dbs = Databases::new().await;
+    let dbs = Databases::sqlite().await;
     assert_setting(&dbs.stores[0].1, "temp_store", MEMORY, MEMORY).await;
 }
 
@@ -930,7 +942,7 @@ fn pragma(connections: &Connections, shelf: Shelf, name: &str) -> i64 {
 /// once a sync of the log has covered it, as does a reader's end, for what it may have seen.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_commits_are_synced() {
-    let dbs = Databases::new().await;
+    let dbs = Databases::sqlite().await;
     let (_, store) = &dbs.stores[0];
     const FULL: i64 = 2;
     const NORMAL: i64 = 1;
@@ -976,7 +988,7 @@ async fn sqlite_commits_are_synced() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_writers_read_without_the_turn() {
     use std::time::Duration;
-    let dbs = Databases::new().await;
+    let dbs = Databases::sqlite().await;
     let (_, store) = &dbs.stores[0];
     put(store, "a", "read", 1, Expect::Absent).await.unwrap();
     let meanwhile = async |id: &str, n: i64, expected: Expect| {
@@ -1035,7 +1047,7 @@ async fn sqlite_writers_read_without_the_turn() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_writers_that_queue_commit_as_one() {
     use std::time::Duration;
-    let dbs = Databases::new().await;
+    let dbs = Databases::sqlite().await;
     let (_, store) = &dbs.stores[0];
     let journal = store.sqlite().unwrap().journal().unwrap();
 
@@ -1080,7 +1092,7 @@ async fn sqlite_writers_that_queue_commit_as_one() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_pool_writes_in_turn_pass_an_open_group() {
     use std::time::Duration;
-    let dbs = Databases::new().await;
+    let dbs = Databases::sqlite().await;
     let (_, store) = &dbs.stores[0];
 
     let mut locked = store.begin_locked("a").await.unwrap();
@@ -1118,7 +1130,7 @@ async fn sqlite_queue_claims_pass_a_steady_write_load() {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::time::{Duration, Instant};
-    let dbs = Databases::new().await;
+    let dbs = Databases::sqlite().await;
     let (_, store) = &dbs.stores[0];
     let stop = Arc::new(AtomicBool::new(false));
     // Writers that keep the turn a while, as a component computing between its writes does,
