@@ -89,7 +89,12 @@ impl HeldWrite {
 }
 
 pub struct HostState {
-    wasi: WasiCtx,
+    /// The guest's WASI context, made at its first WASI call: most requests through the
+    /// platform's entry point make none, and making one is a per cent of a small request
+    /// (docs/benchmarks.md, "A WASI context only when the guest asks").
+    wasi: Option<WasiCtx>,
+    /// Where the guest's stderr goes, once it has a WASI context.
+    stderr: MemoryOutputPipe,
     http: WasiHttpCtx,
     pub(crate) table: ResourceTable,
     pub(crate) limits: GuestLimits,
@@ -218,10 +223,8 @@ impl HostState {
         let mut table = ResourceTable::new();
         table.set_max_capacity(MAX_RESOURCES);
         Self {
-            // Nothing is granted: no directories, environment, arguments or sockets. Guest
-            // stderr is kept for the runtime to log (a panic message reaches the operator's
-            // logs as a log event of the request, never as raw text in them).
-            wasi: WasiCtx::builder().stderr(stderr).build(),
+            wasi: None,
+            stderr,
             http: WasiHttpCtx::new(),
             table,
             limits: GuestLimits {
@@ -318,8 +321,14 @@ pub struct WriteOverrun(Duration);
 
 impl WasiView for HostState {
     fn ctx(&mut self) -> WasiCtxView<'_> {
+        let stderr = &self.stderr;
         WasiCtxView {
-            ctx: &mut self.wasi,
+            // Nothing is granted: no directories, environment, arguments or sockets. Guest
+            // stderr is kept for the runtime to log (a panic message reaches the operator's
+            // logs as a log event of the request, never as raw text in them).
+            ctx: self
+                .wasi
+                .get_or_insert_with(|| WasiCtx::builder().stderr(stderr.clone()).build()),
             table: &mut self.table,
         }
     }
