@@ -784,7 +784,8 @@ impl Calls {
             path_with_query: parts
                 .uri
                 .path_and_query()
-                .map_or_else(|| "/".to_owned(), ToString::to_string),
+                .map_or("/", http::uri::PathAndQuery::as_str)
+                .to_owned(),
             headers: parts
                 .headers
                 .iter()
