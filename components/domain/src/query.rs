@@ -6,13 +6,18 @@
 //! - A value that is empty or blank counts as absent (`?language=` is no language), so the
 //!   last occurrence being empty makes the parameter absent.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
 use crate::error::ApiError;
 
 /// A query string's decoded pairs, by name, under the rule above.
+///
+/// Ordered rather than hashed: a component's first `HashMap` asks the host for a random seed,
+/// which makes the host build the guest a WASI context, a per cent of a small request
+/// (docs/benchmarks.md, "A WASI context only when the guest asks"); a query has a handful of
+/// names, and an ordered map has no hash for a client to flood.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct QueryParams(HashMap<String, String>);
+pub struct QueryParams(BTreeMap<String, String>);
 
 impl QueryParams {
     /// Collects decoded `(name, value)` pairs, in the order the query string gives them.
@@ -21,7 +26,7 @@ impl QueryParams {
         K: AsRef<str>,
         V: AsRef<str>,
     {
-        let mut values = HashMap::new();
+        let mut values = BTreeMap::new();
         for (name, value) in pairs {
             values.insert(name.as_ref().to_owned(), value.as_ref().to_owned());
         }
