@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context as _;
 use bytes::Bytes;
 use http_body_util::{BodyExt as _, Full, LengthLimitError, Limited};
-use tokio::sync::OwnedSemaphorePermit;
+use tokio::sync::{OwnedSemaphorePermit, oneshot};
 use tokio::task::{JoinError, JoinHandle};
 use tokio::time::error::Elapsed;
 use tracing::Instrument as _;
@@ -719,8 +719,29 @@ struct Calls {
 /// A future borrowing the store of the request.
 type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = wasmtime::Result<T>> + Send + 'a>>;
 
-/// The guest's task: its outcome, unless the deadline passed first.
-type GuestTask<T> = JoinHandle<Result<wasmtime::Result<T>, Elapsed>>;
+/// The guest's task. Its outcome is sent as soon as the guest has answered, before the task
+/// drops the store: the instance's reset is paid by the task, not waited for by the client.
+struct GuestTask<T> {
+    answered: oneshot::Receiver<wasmtime::Result<T>>,
+    task: JoinHandle<Result<(), Elapsed>>,
+}
+
+impl<T> GuestTask<T> {
+    /// The guest's outcome, unless the deadline passed first or the task panicked.
+    async fn ended(self) -> Result<Result<wasmtime::Result<T>, Elapsed>, JoinError> {
+        match self.answered.await {
+            Ok(outcome) => Ok(Ok(outcome)),
+            // The task ended without sending an outcome: its deadline passed, or it panicked.
+            Err(_) => self.task.await.map(|ran| {
+                ran.map(|()| {
+                    Err(wasmtime::format_err!(
+                        "the guest's task ended without an outcome"
+                    ))
+                })
+            }),
+        }
+    }
+}
 
 impl Calls {
     /// Instantiates the guest and calls it, in a task of its own that holds the tenant's seat
@@ -749,14 +770,24 @@ impl Calls {
             pacer,
             memory,
         } = self;
-        tokio::spawn(
+        let (answer, answered) = oneshot::channel();
+        let task = tokio::spawn(
             tokio::time::timeout(deadline, async move {
                 let started = Instant::now();
-                let instance = instantiate(&mut store).await?;
+                let instance = match instantiate(&mut store).await {
+                    Ok(instance) => instance,
+                    Err(failed) => {
+                        let _ = answer.send(Err(failed));
+                        return;
+                    }
+                };
                 metrics.component_instantiated(name, build, started.elapsed());
                 let started = Instant::now();
                 let called = call(instance, &mut store).await;
                 metrics.component_executed(name, build, started.elapsed());
+                // The client has its answer before the instance is reset: nobody waits for
+                // the reset but the tenant's seat.
+                let _ = answer.send(called);
                 // Dropping the store resets the instance's memory in its slot, which costs as
                 // much as the pages the guest dirtied: its tenant pays for that too.
                 let meter = store.data().meter;
@@ -764,10 +795,10 @@ impl Calls {
                 drop(store);
                 pacer.settle(meter, memory.grown(), resetting.elapsed());
                 drop(seat);
-                called
             })
             .in_current_span(),
-        )
+        );
+        GuestTask { answered, task }
     }
 
     /// Calls the platform's entry point `pre` with the whole request.
@@ -799,7 +830,7 @@ impl Calls {
             |store| pre.instantiate(store),
             |instance, store| E::answer(instance, store, request),
         );
-        Ended::from_task(guest.await, |response| {
+        Ended::from_task(guest.ended().await, |response| {
             Ended::Answered(match response {
                 Ok(response) => Outcome::Response(response),
                 Err(refused) => Outcome::Trap(refused),
@@ -863,7 +894,7 @@ impl Calls {
                 Ok(Err(code)) => Ended::Answered(Outcome::Trap(anyhow::anyhow!(
                     "guest answered with error {code:?}"
                 ))),
-                Err(_) => Ended::from_task(guest.await, |()| {
+                Err(_) => Ended::from_task(guest.ended().await, |()| {
                     Ended::Answered(Outcome::Trap(anyhow::anyhow!(
                         "guest returned without a response"
                     )))
