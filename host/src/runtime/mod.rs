@@ -18,7 +18,7 @@ use anyhow::Context as _;
 use bytes::Bytes;
 use http_body_util::{BodyExt as _, Full, LengthLimitError, Limited};
 use tokio::sync::{OwnedSemaphorePermit, oneshot};
-use tokio::task::{JoinError, JoinHandle};
+use tokio::task::JoinHandle;
 use tokio::time::error::Elapsed;
 use tracing::Instrument as _;
 use wasmtime::component::{Component, Linker};
@@ -690,21 +690,6 @@ enum Ended {
     TimedOut,
 }
 
-impl Ended {
-    /// How the guest's task ended, its answer told by `answered`.
-    fn from_task<T>(
-        joined: Result<Result<wasmtime::Result<T>, Elapsed>, JoinError>,
-        answered: impl FnOnce(T) -> Ended,
-    ) -> Ended {
-        match joined {
-            Ok(Ok(Ok(value))) => answered(value),
-            Ok(Ok(Err(trap))) => Ended::Failed(trap.into()),
-            Ok(Err(_elapsed)) => Ended::TimedOut,
-            Err(join) => Ended::Failed(join.into()),
-        }
-    }
-}
-
 /// What both ways of calling a guest need besides the guest.
 struct Calls {
     metrics: Arc<Metrics>,
@@ -727,18 +712,18 @@ struct GuestTask<T> {
 }
 
 impl<T> GuestTask<T> {
-    /// The guest's outcome, unless the deadline passed first or the task panicked.
-    async fn ended(self) -> Result<Result<wasmtime::Result<T>, Elapsed>, JoinError> {
+    /// How the guest's call ended, its answer told by `answered`. Nothing sent means the task
+    /// ended early: its deadline passed, or it panicked.
+    async fn ended(self, answered: impl FnOnce(T) -> Ended) -> Ended {
         match self.answered.await {
-            Ok(outcome) => Ok(Ok(outcome)),
-            // The task ended without sending an outcome: its deadline passed, or it panicked.
-            Err(_) => self.task.await.map(|ran| {
-                ran.map(|()| {
-                    Err(wasmtime::format_err!(
-                        "the guest's task ended without an outcome"
-                    ))
-                })
-            }),
+            Ok(Ok(value)) => answered(value),
+            Ok(Err(trap)) => Ended::Failed(trap.into()),
+            Err(_) => match self.task.await {
+                Ok(Err(_elapsed)) => Ended::TimedOut,
+                Err(join) => Ended::Failed(join.into()),
+                // Every way through the task that is not cut short sends its outcome.
+                Ok(Ok(())) => Ended::Failed(anyhow::anyhow!("the guest's task sent no outcome")),
+            },
         }
     }
 }
@@ -830,12 +815,14 @@ impl Calls {
             |store| pre.instantiate(store),
             |instance, store| E::answer(instance, store, request),
         );
-        Ended::from_task(guest.ended().await, |response| {
-            Ended::Answered(match response {
-                Ok(response) => Outcome::Response(response),
-                Err(refused) => Outcome::Trap(refused),
+        guest
+            .ended(|response| {
+                Ended::Answered(match response {
+                    Ok(response) => Outcome::Response(response),
+                    Err(refused) => Outcome::Trap(refused),
+                })
             })
-        })
+            .await
     }
 
     /// Calls `wasi:http/incoming-handler`, and reads the response body as the guest streams it.
@@ -894,11 +881,15 @@ impl Calls {
                 Ok(Err(code)) => Ended::Answered(Outcome::Trap(anyhow::anyhow!(
                     "guest answered with error {code:?}"
                 ))),
-                Err(_) => Ended::from_task(guest.ended().await, |()| {
-                    Ended::Answered(Outcome::Trap(anyhow::anyhow!(
-                        "guest returned without a response"
-                    )))
-                }),
+                Err(_) => {
+                    guest
+                        .ended(|()| {
+                            Ended::Answered(Outcome::Trap(anyhow::anyhow!(
+                                "guest returned without a response"
+                            )))
+                        })
+                        .await
+                }
             }
         })
         .await;
