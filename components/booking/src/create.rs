@@ -10,6 +10,7 @@ use rental_domain::booking::terms::{self, Decision};
 use rental_domain::collections::{bookings, customers};
 use rental_domain::json::parse_body;
 use rental_domain::{Booking, Customer, ErrorCode, Model};
+use rental_guest::comments::Numbering;
 use rental_guest::store::{Expect, Mode, Transaction};
 use rental_guest::{Error, Request, Response, context, json, random, retry_on_conflict};
 
@@ -111,7 +112,7 @@ fn create(
     tx.put(&booking, Expect::Absent)?;
     record(
         &tx,
-        id,
+        Numbering::new_booking(id),
         vec![changes::created(env.user(), booking.current_status)],
         env,
     )?;

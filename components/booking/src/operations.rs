@@ -7,6 +7,7 @@ use rental_domain::booking::request::{CancelRequest, OperationRequest};
 use rental_domain::booking::{changes, response};
 use rental_domain::json::parse_body;
 use rental_domain::{Booking, BranchOfficeDoc, Car};
+use rental_guest::comments::Numbering;
 use rental_guest::store::{Document, Expect, Mode, Transaction};
 use rental_guest::{Error, Request, Response, context, json, retry_on_conflict};
 
@@ -87,9 +88,18 @@ fn operate(
     let booking = retry_on_conflict(|| {
         let tx = Transaction::begin(Mode::ReadWrite)?;
         let stored = stored_booking(&tx, id)?;
+        // Read before `apply`'s writes, like everything else the request decides on.
+        let numbering = Numbering::after_last(&tx, id)?;
         let mut booking = stored.value.clone();
         apply(&tx, &stored.value, &mut booking)?;
-        finish(&tx, &stored.value, &booking, stored.revision, env)?;
+        finish(
+            &tx,
+            &stored.value,
+            &booking,
+            stored.revision,
+            numbering,
+            env,
+        )?;
         tx.commit()?;
         Ok::<_, Error>(booking)
     })?;
@@ -104,12 +114,14 @@ fn fleet_car(tx: &Transaction, booking: &Booking) -> Result<Option<Document<Car>
     }
 }
 
-/// Writes the operated `booking` over `stored` (at `revision`) and records its changes.
+/// Writes the operated `booking` over `stored` (at `revision`) and records its changes,
+/// numbered by `numbering`.
 fn finish(
     tx: &Transaction,
     stored: &Booking,
     booking: &Booking,
     revision: u64,
+    numbering: Numbering,
     env: &Env,
 ) -> Result<(), Error> {
     tx.put(booking, Expect::Revision(revision))?;
@@ -117,5 +129,5 @@ fn finish(
         .iter()
         .map(|change| change.text(env.user()))
         .collect();
-    record(tx, booking.id, texts, env)
+    record(tx, numbering, texts, env)
 }

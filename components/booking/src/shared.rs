@@ -5,8 +5,9 @@ use rental_domain::booking::request::BookingRequest;
 use rental_domain::booking::response::{self, BookingCreationResponse};
 use rental_domain::booking::terms::{self, Vehicle};
 use rental_domain::{ApiError, Booking, CustomerDoc, ErrorCode};
+use rental_guest::comments::Numbering;
 use rental_guest::store::{Document, Transaction};
-use rental_guest::{Error, Response, comments, context, json};
+use rental_guest::{Error, Response, context, json};
 
 use crate::availability::Held;
 use crate::catalog;
@@ -18,11 +19,16 @@ pub fn stored_booking(tx: &Transaction, id: i64) -> Result<Document<Booking>, Er
         .ok_or_else(|| ApiError::new(ErrorCode::BookingNotFound).into())
 }
 
-/// Records `texts` as comments on booking `id`, numbered by the booking's comment sequence, by
-/// the caller at the request's instant.
-pub fn record(tx: &Transaction, id: i64, texts: Vec<String>, env: &Env) -> Result<(), Error> {
+/// Records `texts` as comments on the booking `numbering` numbers, by the caller at the
+/// request's instant.
+pub fn record(
+    tx: &Transaction,
+    mut numbering: Numbering,
+    texts: Vec<String>,
+    env: &Env,
+) -> Result<(), Error> {
     for text in texts {
-        comments::add(tx, id, env.now, Some(env.user().to_owned()), text)?;
+        numbering.add(tx, env.now, Some(env.user().to_owned()), text)?;
     }
     Ok(())
 }

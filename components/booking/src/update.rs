@@ -8,6 +8,7 @@ use rental_domain::booking::terms::{self, Decision};
 use rental_domain::booking::{additionals, changes, customer};
 use rental_domain::json::parse_body;
 use rental_domain::{Booking, BookingStatus, ErrorCode};
+use rental_guest::comments::Numbering;
 use rental_guest::store::{Document, Expect, Mode, Transaction};
 use rental_guest::{Error, Request, Response, retry_on_conflict};
 
@@ -51,7 +52,7 @@ fn attempt(
     let allowed = rules::update_allowed(stored.current_status);
     if allowed == UpdateAllowed::Refused {
         let warning = changes::update_refused(env.user(), stored.current_status);
-        record(&tx, id, vec![warning], env)?;
+        record(&tx, Numbering::after_last(&tx, id)?, vec![warning], env)?;
         tx.commit()?;
         return Ok(Outcome::Refused);
     }
@@ -127,6 +128,7 @@ fn attempt(
     booking.updated_on = Some(env.now);
     booking.updated_by_user_name = Some(env.user().to_owned());
 
+    let numbering = Numbering::after_last(&tx, id)?;
     // Everything is read and decided: from the first write to the commit, writes only.
     locks.write(&tx)?;
     if let (Some(doc), Some(changed)) = (customer_doc, changed_customer) {
@@ -139,7 +141,7 @@ fn attempt(
         .iter()
         .map(|change| change.text(env.user()))
         .collect();
-    record(&tx, id, texts, env)?;
+    record(&tx, numbering, texts, env)?;
     tx.commit()?;
     Ok(Outcome::Updated(Box::new(booking)))
 }

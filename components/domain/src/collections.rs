@@ -195,11 +195,6 @@ pub mod booking_comments {
     pub fn id(booking_id: i64, seq: i64) -> String {
         format!("{booking_id}-{seq}")
     }
-
-    /// The sequence that numbers a booking's comments (`Seq`), from 1.
-    pub fn sequence(booking_id: i64) -> String {
-        format!("{COLLECTION}/{booking_id}")
-    }
 }
 
 /// Payments credited on bookings ([`PaymentRecord`]), id = [`PaymentRecord::id_of`] (bank and

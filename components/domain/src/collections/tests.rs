@@ -365,7 +365,6 @@ fn booking_comments_by_booking_and_sequence() {
     assert_eq!(<BookingComment as Stored>::COLLECTION, "booking-comments");
     assert_eq!(comment.id(), "42-3");
     assert_eq!(booking_comments::id(42, 3), "42-3");
-    assert_eq!(booking_comments::sequence(42), "booking-comments/42");
     assert_eq!(
         comment.indexes(),
         vec![IndexKey::new(
