@@ -617,6 +617,32 @@ on_both_backends! {
         updates_with_one_version(&Api::new(&app).await, &[app.addr]).await;
     }
 
+    async fn parallel_updates_of_one_booking_number_its_comments_in_turn(app: TestApp) {
+        // Four updates of one booking at once, each to another return date, without a
+        // `Version`: all are applied, one after the other (a loser of a race runs again),
+        // and the history numbers every comment 1, 2, ... with no gap and no number twice.
+        let api = Api::new(&app).await;
+        let booking = api.booked(&body(model(2), FREE + 20, FREE + 23)).await;
+        let requests = (0..4_u64)
+            .map(|extra| json!({"Id": booking["Id"], "ToDate": at(FREE + 24 + extra, 10)}))
+            .collect();
+        for (status, answer) in
+            at_once(&api, &[app.addr], Method::PUT, "/api/booking/update", requests).await
+        {
+            assert_eq!(status, 200, "{answer}");
+        }
+        let history = api.get(&format!("/api/booking/{}/history", booking["Id"])).await;
+        let comments = history.as_array().unwrap();
+        let seqs: Vec<i64> = comments.iter().map(|c| c["Seq"].as_i64().unwrap()).collect();
+        let numbers = i64::try_from(seqs.len()).unwrap();
+        assert_eq!(seqs, (1..=numbers).collect::<Vec<i64>>(), "{history}");
+        let moves = comments
+            .iter()
+            .filter(|c| c["Text"].as_str().unwrap().contains("changed ToDate"))
+            .count();
+        assert_eq!(moves, 4, "{history}");
+    }
+
     async fn the_races_spread_over_three_hosts_end_the_same(app: TestApp) {
         // Their requests spread over three hosts on one database, as a load balancer spreads
         // them: the hosts share nothing but the database, which alone decides.
