@@ -7,8 +7,10 @@
 //!
 //! 1. read the lock documents of the car's days in the period
 //!    ([`availability::lock_days`]): absent, or at some revision;
-//! 2. read what the bookings of the car (or category) occupy from the `car` (or `category`)
-//!    index: its entries carry each booking's Id and dates, so no booking is loaded;
+//! 2. read what the bookings of the car (or category) occupy on those days from the
+//!    `car-day` (or `category-day`) index: its entries carry each booking's Id and dates, so
+//!    no booking is loaded, and a check reads (and so conflicts with) only the bookings of
+//!    its days;
 //! 3. if there is room, write the locks back, each expecting exactly what step 1 read
 //!    ([`Locks::write`]), once the request has read and priced everything else: a
 //!    transaction's first write takes SQLite's writer turn, which every other writer of the
@@ -21,7 +23,7 @@
 //! runs the loser again, and it then sees the winner's booking. Bookings of one car on other
 //! days write other locks, so they do not contend.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use rental_domain::booking::availability::{self, Occupancy, Plan, Scope};
 use rental_domain::booking::request::{Period, fields};
@@ -152,10 +154,16 @@ impl Slot<'_> {
             })
             .collect();
         let expected = self.read_locks(&locks)?;
-        let occupied = self.occupied(Range::new(
-            bookings::BY_CAR,
-            bookings::car_ending_after(car_id, self.period.from),
-        ))?;
+        let occupied = self.occupied([
+            Range::new(
+                bookings::BY_CAR_DAY,
+                bookings::car_days(car_id, self.period),
+            ),
+            Range::new(
+                bookings::BY_CAR,
+                bookings::car_ending_after(car_id, self.period.from),
+            ),
+        ])?;
         if !availability::car_is_free(&occupied, self.period, self.booking_id) {
             return Ok(false);
         }
@@ -173,10 +181,16 @@ impl Slot<'_> {
             })
             .collect();
         let expected = self.read_locks(&locks)?;
-        let occupied = self.occupied(Range::new(
-            bookings::BY_CATEGORY,
-            bookings::category_ending_after(category, self.period.from),
-        ))?;
+        let occupied = self.occupied([
+            Range::new(
+                bookings::BY_CATEGORY_DAY,
+                bookings::category_days(category, self.period),
+            ),
+            Range::new(
+                bookings::BY_CATEGORY,
+                bookings::category_ending_after(category, self.period.from),
+            ),
+        ])?;
         let mut capacity = 0;
         for model in catalog::model_ids_of(self.tx, category)? {
             capacity += catalog::slots_of(self.tx, model)?
@@ -210,16 +224,26 @@ impl Slot<'_> {
             .collect())
     }
 
-    /// What the bookings of an availability range occupy.
-    fn occupied(&self, range: Range<Booking>) -> Result<Vec<Occupancy>, Error> {
-        Ok(occupied_by(self.tx, &range)?
-            .into_iter()
-            .map(|(_, occupancy)| occupancy)
-            .collect())
+    /// What the bookings found in `ranges` occupy, each booking once. `ranges` are the part of
+    /// a day index ([`bookings::BY_CAR_DAY`]) on the period's days, and the part of the index
+    /// it replaced ([`bookings::BY_CAR`]) that may overlap the period. Only bookings not
+    /// written since the day index came have entries in the second, and writes only take
+    /// entries out of it, so its part changes only when such a booking is written again.
+    fn occupied(&self, ranges: [Range<Booking>; 2]) -> Result<Vec<Occupancy>, Error> {
+        let mut seen = HashSet::new();
+        let mut occupied = Vec::new();
+        for range in &ranges {
+            for (_, occupancy) in occupied_by(self.tx, range)? {
+                if seen.insert(occupancy.booking_id) {
+                    occupied.push(occupancy);
+                }
+            }
+        }
+        Ok(occupied)
     }
 }
 
-/// What the bookings of an availability range (of the `car` or `category` index) occupy, each
+/// What the bookings of an availability range (of an index of cars or categories) occupy, each
 /// with the first part of its entry's key (the car's or the category's Id), from the entries;
 /// only a booking whose entry was written before entries carried its period is loaded.
 pub fn occupied_by(

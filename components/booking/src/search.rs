@@ -3,8 +3,9 @@
 //!
 //! One read-only transaction reads the catalogue (categories, models, and each car as its
 //! slot: its model and when it leaves the fleet) and, in one call, every entry of the
-//! availability index of the tenant's mode: `car` model-based, `category` category-based.
-//! Those indexes hold only bookings that hold capacity, so the read grows with the tenant's
+//! availability index of the tenant's mode: `car-period` model-based, `category-period`
+//! category-based, and `car` or `category` for bookings stored before those and not written
+//! since. Those indexes hold only bookings that hold capacity, one entry each, so the read grows with the tenant's
 //! active bookings and fleet, not with its history. Only the offers of the requested page are
 //! priced, reading the price lists once ([`PriceBook`]).
 
@@ -69,14 +70,16 @@ fn search(
     };
     let offers = match env.settings.availability {
         AvailabilityMode::Model => {
-            let occupied = holders(&tx, bookings::BY_CAR, |holder| match holder {
+            let indexes = [bookings::BY_CAR_PERIOD, bookings::BY_CAR];
+            let occupied = holders(&tx, indexes, |holder| match holder {
                 KeyPart::Text(car) => Some(car),
                 _ => None,
             })?;
             search::model_offers(fleet, &occupied, terms.period)
         }
         AvailabilityMode::Category => {
-            let occupied = holders(&tx, bookings::BY_CATEGORY, |holder| match holder {
+            let indexes = [bookings::BY_CATEGORY_PERIOD, bookings::BY_CATEGORY];
+            let occupied = holders(&tx, indexes, |holder| match holder {
                 KeyPart::Int(category) => Some(category),
                 _ => None,
             })?;
@@ -141,17 +144,20 @@ fn all<T: Stored>(tx: &Transaction, index: &'static str) -> Result<Vec<T>, Error
         .collect())
 }
 
-/// What the bookings of a whole availability index occupy, by the holder `holder` reads from
-/// the first part of each entry's key.
+/// What the bookings of whole availability indexes occupy (one of bookings as written now and
+/// the one it replaced, which holds only bookings not written since: each booking is in one),
+/// by the holder `holder` reads from the first part of each entry's key.
 fn holders<H: Eq + std::hash::Hash>(
     tx: &Transaction,
-    index: &'static str,
+    indexes: [&'static str; 2],
     holder: impl Fn(KeyPart) -> Option<H>,
 ) -> Result<HashMap<H, Vec<Occupancy>>, Error> {
     let mut by_holder: HashMap<H, Vec<Occupancy>> = HashMap::new();
-    for (part, occupancy) in occupied_by(tx, &Range::<Booking>::all(index))? {
-        if let Some(key) = holder(part) {
-            by_holder.entry(key).or_default().push(occupancy);
+    for index in indexes {
+        for (part, occupancy) in occupied_by(tx, &Range::<Booking>::all(index))? {
+            if let Some(key) = holder(part) {
+                by_holder.entry(key).or_default().push(occupancy);
+            }
         }
     }
     Ok(by_holder)

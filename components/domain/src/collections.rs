@@ -8,7 +8,7 @@
 use chrono::{DateTime, FixedOffset, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::booking::availability::Occupancy;
+use crate::booking::availability::{Occupancy, lock_days};
 use crate::booking::request::Period;
 use crate::models::{
     Additional, Booking, BookingComment, BookingDescription, BranchOffice, Car, Category, Customer,
@@ -35,13 +35,24 @@ pub mod bookings {
     /// `[Text(Code)]`, only when `Code` is set.
     pub const BY_CODE: &str = "code";
     /// `[Text(Car.Id), Time(ToDate), Time(FromDate), Int(Id)]`, only for bookings that hold
-    /// capacity ([`BookingStatus::holds_capacity`]) and have a car: what a car is booked for.
-    /// Entries written before the key carried `FromDate` are `[Text(Car.Id), Time(ToDate),
-    /// Int(Id)]` until their booking is written again ([`occupancy`]).
+    /// capacity ([`BookingStatus::holds_capacity`]) and have a car: what a car is booked for,
+    /// one entry per booking, for a search over a whole fleet.
+    pub const BY_CAR_PERIOD: &str = "car-period";
+    /// `[Int(Category.Id), Time(ToDate), Time(FromDate), Int(Id)]`, only for bookings that hold
+    /// capacity: what a category's quota is used by.
+    pub const BY_CATEGORY_PERIOD: &str = "category-period";
+    /// `[Text(Car.Id), Int(day), Time(ToDate), Time(FromDate), Int(Id)]`, the entries of
+    /// [`BY_CAR_PERIOD`] once per day of the booking's period ([`lock_days`]), so that a check
+    /// of a period reads the entries of its own days and nothing else ([`car_days`]).
+    pub const BY_CAR_DAY: &str = "car-day";
+    /// The entries of [`BY_CATEGORY_PERIOD`] once per day, as [`BY_CAR_DAY`].
+    pub const BY_CATEGORY_DAY: &str = "category-day";
+    /// What bookings stored before [`BY_CAR_PERIOD`] and [`BY_CAR_DAY`] existed hold, until
+    /// they are written again: `[Text(Car.Id), Time(ToDate), Time(FromDate), Int(Id)]`, or,
+    /// written earlier still, `[Text(Car.Id), Time(ToDate), Int(Id)]` ([`occupancy`]).
+    /// Nothing adds entries to it.
     pub const BY_CAR: &str = "car";
-    /// `[Int(Category.Id), Time(ToDate), Time(FromDate), Int(Id)]` (or, written earlier,
-    /// without `FromDate`), only for bookings that hold capacity: what a category's quota is
-    /// used by.
+    /// As [`BY_CAR`], for the category indexes. Nothing adds entries to it.
     pub const BY_CATEGORY: &str = "category";
 
     /// The part of the [`BY_UPDATED`] index updated strictly after `since`.
@@ -52,9 +63,21 @@ pub mod bookings {
         }
     }
 
+    /// The part of the [`BY_CAR_DAY`] index of `car_id` on the days of `period`: every booking
+    /// of the car that may overlap it (those whose period shares an instant with it do), as
+    /// many times as they share days with it.
+    pub fn car_days(car_id: &str, period: Period) -> KeyRange {
+        on_days(KeyPart::from(car_id), period)
+    }
+
+    /// The part of the [`BY_CATEGORY_DAY`] index of `category_id` on the days of `period`.
+    pub fn category_days(category_id: i64, period: Period) -> KeyRange {
+        on_days(KeyPart::Int(category_id), period)
+    }
+
     /// The part of the [`BY_CAR`] index of `car_id` that ends strictly after `from`: every
-    /// booking of the car that may overlap a period starting at `from` (those that also start
-    /// before the period ends do).
+    /// booking of the car stored before [`BY_CAR_DAY`] existed that may overlap a period
+    /// starting at `from`.
     pub fn car_ending_after<Tz: chrono::TimeZone>(car_id: &str, from: DateTime<Tz>) -> KeyRange {
         ending_after(KeyPart::from(car_id), from)
     }
@@ -67,17 +90,24 @@ pub mod bookings {
         ending_after(KeyPart::Int(category_id), from)
     }
 
-    /// What an entry `key` of the [`BY_CAR`] or [`BY_CATEGORY`] index says of its booking:
-    /// its Id and its period, so that an availability check decides on the entries alone,
-    /// however many bookings it finds. `None` for an entry written before keys carried
-    /// `FromDate`: its booking must be read ([`Occupancy::of`]). Times are the store's, to the
-    /// microsecond.
+    /// What an entry `key` of an availability index (those of cars and categories above) says
+    /// of its booking: its Id and its period, so that an availability check decides on the
+    /// entries alone, however many bookings it finds. `None` for an entry written before keys
+    /// carried `FromDate`: its booking must be read ([`Occupancy::of`]). Times are the
+    /// store's, to the microsecond.
     pub fn occupancy(key: &[KeyPart]) -> Option<Occupancy> {
         let instant = |micros: i64| {
             DateTime::from_timestamp_micros(micros).map(|instant| instant.fixed_offset())
         };
         match key {
-            [_, KeyPart::Time(to), KeyPart::Time(from), KeyPart::Int(id)] => Some(Occupancy {
+            [
+                _,
+                KeyPart::Int(_),
+                KeyPart::Time(to),
+                KeyPart::Time(from),
+                KeyPart::Int(id),
+            ]
+            | [_, KeyPart::Time(to), KeyPart::Time(from), KeyPart::Int(id)] => Some(Occupancy {
                 booking_id: *id,
                 period: Period {
                     from: instant(*from)?,
@@ -85,6 +115,18 @@ pub mod bookings {
                 },
             }),
             _ => None,
+        }
+    }
+
+    /// Keys `[owner, Int(day), ...]` with `day` one of the days of `period`.
+    fn on_days(owner: KeyPart, period: Period) -> KeyRange {
+        let days = lock_days(period);
+        KeyRange {
+            lower: Some(Bound::Inclusive(vec![
+                owner.clone(),
+                KeyPart::Int(*days.start()),
+            ])),
+            upper: Some(Bound::Inclusive(vec![owner, KeyPart::Int(*days.end())])),
         }
     }
 
@@ -377,21 +419,27 @@ impl Stored for Booking {
         }
         if self.current_status.holds_capacity() {
             let (to_date, from_date) = (KeyPart::from(self.to_date), KeyPart::from(self.from_date));
+            let period = Period {
+                from: self.from_date,
+                to: self.to_date,
+            };
+            let mut held_by = |[period_index, day_index]: [&'static str; 2], owner: KeyPart| {
+                let entry = |day: Option<i64>| {
+                    let day = day.map(KeyPart::Int);
+                    let parts = [owner.clone()].into_iter().chain(day);
+                    parts.chain([to_date.clone(), from_date.clone(), id.clone()])
+                };
+                indexes.push(IndexKey::new(period_index, entry(None)));
+                for day in lock_days(period) {
+                    indexes.push(IndexKey::new(day_index, entry(Some(day))));
+                }
+            };
             if let Some(car) = &self.car {
-                indexes.push(IndexKey::new(
-                    bookings::BY_CAR,
-                    [
-                        KeyPart::from(car.id.as_str()),
-                        to_date.clone(),
-                        from_date.clone(),
-                        id.clone(),
-                    ],
-                ));
+                let car_indexes = [bookings::BY_CAR_PERIOD, bookings::BY_CAR_DAY];
+                held_by(car_indexes, KeyPart::from(car.id.as_str()));
             }
-            indexes.push(IndexKey::new(
-                bookings::BY_CATEGORY,
-                [KeyPart::Int(self.category.id), to_date, from_date, id],
-            ));
+            let category_indexes = [bookings::BY_CATEGORY_PERIOD, bookings::BY_CATEGORY_DAY];
+            held_by(category_indexes, KeyPart::Int(self.category.id));
         }
         indexes
     }

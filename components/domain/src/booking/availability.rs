@@ -3,9 +3,9 @@
 //!
 //! A booking that holds capacity ([`crate::BookingStatus::holds_capacity`]) holds its car, if
 //! it has one, and a place in its category's quota, from `FromDate` (included) to `ToDate`
-//! (excluded). Which bookings may overlap a period comes from the store's `car` and
-//! `category` indexes ([`crate::collections::bookings`]); the functions here decide on what
-//! was read. The component makes the decision race-free with lock documents, one per car (or
+//! (excluded). Which bookings may overlap a period comes from the store's availability
+//! indexes of cars and categories ([`crate::collections::bookings`]); the functions here
+//! decide on what was read. The component makes the decision race-free with lock documents, one per car (or
 //! category) and day ([`crate::collections::CarLock`], [`lock_days`]).
 
 use std::ops::RangeInclusive;
@@ -209,7 +209,7 @@ pub fn in_fleet(inactive_date: Option<DateTime<FixedOffset>>, period: Period) ->
 }
 
 /// What an availability check needs of a booking that holds capacity: its Id and its
-/// period. The `car` and `category` index entries carry both
+/// period. The entries of the availability indexes carry both
 /// ([`crate::collections::bookings::occupancy`]), so a check decides without reading bookings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Occupancy {
@@ -230,7 +230,7 @@ impl Occupancy {
     }
 }
 
-/// The occupancies among `occupied` (read from the `car` or `category` index) that overlap
+/// The occupancies among `occupied` (read from an availability index) that overlap
 /// `period`, other than booking `except`'s (the one being changed).
 pub fn overlapping(
     occupied: &[Occupancy],

@@ -30,30 +30,49 @@ fn index_names(indexes: &[IndexKey]) -> Vec<&'static str> {
     indexes.iter().map(|index| index.name).collect()
 }
 
+/// The days (since the Unix epoch, UTC) of 2024-03-01 to 2024-03-04, the days of [`booking`].
+const DAYS: std::ops::RangeInclusive<i64> = 19_783..=19_786;
+
+/// The entries of `owner` in a day index for [`booking`]'s period, one per day.
+fn on_days(name: &'static str, owner: KeyPart) -> Vec<IndexKey> {
+    DAYS.map(|day| {
+        IndexKey::new(
+            name,
+            [
+                owner.clone(),
+                KeyPart::Int(day),
+                micros("2024-03-04T13:00:00Z"),
+                micros("2024-03-01T13:00:00Z"),
+                KeyPart::Int(42),
+            ],
+        )
+    })
+    .collect()
+}
+
 #[test]
 fn legacy_reserved_booking_without_car_has_id_status_and_category_entries() {
     let booking = booking(BookingStatus::Reserved);
     assert_eq!(booking.id(), "42");
-    assert_eq!(
-        booking.indexes(),
-        vec![
-            IndexKey::new("id", [KeyPart::Int(42)]),
-            IndexKey::new("status", [KeyPart::Int(2), KeyPart::Int(42)]),
-            IndexKey::new(
-                "category",
-                [
-                    KeyPart::Int(2),
-                    micros("2024-03-04T13:00:00Z"),
-                    micros("2024-03-01T13:00:00Z"),
-                    KeyPart::Int(42)
-                ]
-            ),
-        ]
-    );
+    let mut expected = vec![
+        IndexKey::new("id", [KeyPart::Int(42)]),
+        IndexKey::new("status", [KeyPart::Int(2), KeyPart::Int(42)]),
+        IndexKey::new(
+            "category-period",
+            [
+                KeyPart::Int(2),
+                micros("2024-03-04T13:00:00Z"),
+                micros("2024-03-01T13:00:00Z"),
+                KeyPart::Int(42),
+            ],
+        ),
+    ];
+    expected.extend(on_days("category-day", KeyPart::Int(2)));
+    assert_eq!(booking.indexes(), expected);
 }
 
 #[test]
-fn only_bookings_holding_capacity_are_in_the_car_and_category_indexes() {
+fn only_bookings_holding_capacity_are_in_the_availability_indexes() {
     for status in BookingStatus::ALL {
         let mut booking = booking(status);
         booking.car = Some(Car {
@@ -62,25 +81,44 @@ fn only_bookings_holding_capacity_are_in_the_car_and_category_indexes() {
         });
         let indexes = booking.indexes();
         let names = index_names(&indexes);
-        for index in [bookings::BY_CAR, bookings::BY_CATEGORY] {
+        let availability = [
+            bookings::BY_CAR_PERIOD,
+            bookings::BY_CATEGORY_PERIOD,
+            bookings::BY_CAR_DAY,
+            bookings::BY_CATEGORY_DAY,
+        ];
+        for index in availability {
             assert_eq!(
                 names.contains(&index),
                 status.holds_capacity(),
                 "{status} {index}"
             );
         }
+        for index in [bookings::BY_CAR, bookings::BY_CATEGORY] {
+            assert!(!names.contains(&index), "{status}: nothing adds {index}");
+        }
         if status.holds_capacity() {
-            let car = indexes.iter().find(|i| i.name == bookings::BY_CAR).unwrap();
+            let of = |name: &str| -> Vec<IndexKey> {
+                indexes.iter().filter(|i| i.name == name).cloned().collect()
+            };
+            let car = KeyPart::Text("AB123CD".to_owned());
             assert_eq!(
-                car.parts,
-                [
-                    KeyPart::Text("AB123CD".to_owned()),
-                    micros("2024-03-04T13:00:00Z"),
-                    micros("2024-03-01T13:00:00Z"),
-                    KeyPart::Int(42)
-                ]
+                of(bookings::BY_CAR_PERIOD),
+                [IndexKey::new(
+                    bookings::BY_CAR_PERIOD,
+                    [
+                        car.clone(),
+                        micros("2024-03-04T13:00:00Z"),
+                        micros("2024-03-01T13:00:00Z"),
+                        KeyPart::Int(42)
+                    ]
+                )]
             );
-            let availability = [bookings::BY_CAR, bookings::BY_CATEGORY];
+            assert_eq!(of(bookings::BY_CAR_DAY), on_days(bookings::BY_CAR_DAY, car));
+            assert_eq!(
+                of(bookings::BY_CATEGORY_DAY),
+                on_days(bookings::BY_CATEGORY_DAY, KeyPart::Int(2))
+            );
             for entry in indexes.iter().filter(|i| availability.contains(&i.name)) {
                 assert_eq!(
                     bookings::occupancy(&entry.parts),
@@ -94,33 +132,78 @@ fn only_bookings_holding_capacity_are_in_the_car_and_category_indexes() {
 }
 
 #[test]
+fn a_period_ending_at_midnight_does_not_reach_into_that_day() {
+    let mut booking = booking(BookingStatus::Reserved);
+    booking.from_date = DateTime::parse_from_rfc3339("2024-03-01T00:00:00Z").unwrap();
+    booking.to_date = DateTime::parse_from_rfc3339("2024-03-03T00:00:00Z").unwrap();
+    let days: Vec<KeyPart> = booking
+        .indexes()
+        .into_iter()
+        .filter(|i| i.name == bookings::BY_CATEGORY_DAY)
+        .map(|i| i.parts[1].clone())
+        .collect();
+    assert_eq!(days, [KeyPart::Int(19_783), KeyPart::Int(19_784)]);
+}
+
+#[test]
 fn an_availability_entry_tells_its_booking_and_period() {
     let at = |value: &str| DateTime::parse_from_rfc3339(value).unwrap();
-    let entry = [
-        KeyPart::Text("AB123CD".to_owned()),
+    let told = Some(Occupancy {
+        booking_id: 42,
+        period: Period {
+            from: at("2024-03-04T09:59:59.123456-03:00"),
+            to: at("2024-03-10T13:00:00Z"),
+        },
+    });
+    let (to, from) = (
         micros("2024-03-10T13:00:00Z"),
         micros("2024-03-04T12:59:59.123456Z"),
-        KeyPart::Int(42),
-    ];
-    assert_eq!(
-        bookings::occupancy(&entry),
-        Some(Occupancy {
-            booking_id: 42,
-            period: Period {
-                from: at("2024-03-04T09:59:59.123456-03:00"),
-                to: at("2024-03-10T13:00:00Z"),
-            },
-        })
     );
-    let written_before = [
-        KeyPart::Int(2),
-        micros("2024-03-10T13:00:00Z"),
+    let car = KeyPart::Text("AB123CD".to_owned());
+    let on_a_day = [
+        car.clone(),
+        KeyPart::Int(19_786),
+        to.clone(),
+        from.clone(),
         KeyPart::Int(42),
     ];
+    assert_eq!(bookings::occupancy(&on_a_day), told);
+    let whole_period = [car, to.clone(), from, KeyPart::Int(42)];
+    assert_eq!(bookings::occupancy(&whole_period), told);
+    let written_before = [KeyPart::Int(2), to, KeyPart::Int(42)];
     assert_eq!(
         bookings::occupancy(&written_before),
         None,
         "an entry without the start must have its booking read"
+    );
+}
+
+#[test]
+fn day_ranges_hold_the_days_of_the_period() {
+    let period = Period {
+        from: DateTime::parse_from_rfc3339("2024-03-01T10:00:00-03:00").unwrap(),
+        to: DateTime::parse_from_rfc3339("2024-03-04T10:00:00-03:00").unwrap(),
+    };
+    let car = KeyPart::Text("AB123CD".to_owned());
+    assert_eq!(
+        bookings::car_days("AB123CD", period),
+        KeyRange {
+            lower: Some(Bound::Inclusive(vec![car.clone(), KeyPart::Int(19_783)])),
+            upper: Some(Bound::Inclusive(vec![car, KeyPart::Int(19_786)])),
+        }
+    );
+    assert_eq!(
+        bookings::category_days(3, period),
+        KeyRange {
+            lower: Some(Bound::Inclusive(vec![
+                KeyPart::Int(3),
+                KeyPart::Int(19_783)
+            ])),
+            upper: Some(Bound::Inclusive(vec![
+                KeyPart::Int(3),
+                KeyPart::Int(19_786)
+            ])),
+        }
     );
 }
 
