@@ -6,6 +6,8 @@ use std::collections::BTreeSet;
 use std::net::SocketAddr;
 
 use chrono::{Days, NaiveTime, Utc};
+use rental_domain::store::KeyPart;
+use rental_store_sql::keys;
 use rentald_tests::{TestApp, on_both_backends, refused};
 use reqwest::Method;
 use serde_json::{Value, json};
@@ -607,6 +609,47 @@ on_both_backends! {
         let cars = api.cars_of(2).await;
         api.booked(&body(car(&cars[0]), FREE + 10, FREE + 12)).await;
         refused(api.book(&body(car(&cars[0]), FREE + 11, FREE + 13)).await, 3);
+    }
+
+    async fn a_booking_stored_before_the_day_indexes_still_holds_its_car(app: TestApp) {
+        let api = Api::new(&app).await;
+        let booking = api.booked(&body(model(2), FREE, FREE + 3)).await;
+        let held = booking["Car"]["Id"].as_str().unwrap().to_owned();
+        let id = booking["Id"].as_i64().unwrap();
+        let current = "index_name IN ('car-period', 'category-period', 'car-day', 'category-day')";
+        let of_booking = format!("tenant = '{TENANT}' AND collection = 'bookings' AND doc_id = '{id}'");
+        // What a version without the day indexes wrote: one entry of the whole period each.
+        app.sql(&format!("DELETE FROM doc_index WHERE {of_booking} AND {current}")).await;
+        let time = |field: &str| {
+            let instant = chrono::DateTime::parse_from_rfc3339(booking[field].as_str().unwrap());
+            KeyPart::Time(instant.unwrap().timestamp_micros())
+        };
+        let period = [time("ToDate"), time("FromDate"), KeyPart::Int(id)];
+        let category = KeyPart::Int(booking["Category"]["Id"].as_i64().unwrap());
+        for (index, owner) in [("car", KeyPart::Text(held.clone())), ("category", category)] {
+            let key = keys::encode(&[[owner].as_slice(), &period].concat());
+            sqlx::query(
+                "INSERT INTO doc_index (tenant, collection, index_name, key, doc_id) \
+                 VALUES ($1, 'bookings', $2, $3, $4)",
+            )
+            .bind(TENANT)
+            .bind(index)
+            .bind(key)
+            .bind(id.to_string())
+            .execute(&mut app.database().await)
+            .await
+            .unwrap();
+        }
+
+        refused(api.book(&body(car(&held), FREE + 2, FREE + 4)).await, 3);
+        // Written again, it has today's entries (one per index and one per day and index) and
+        // none of the earlier ones.
+        let moved = api.updated(json!({"Id": id, "ToDate": at(FREE + 4, 10)})).await;
+        assert_eq!(moved["Car"]["Id"], held.as_str());
+        let count = |which: &str| format!("SELECT COUNT(*) FROM doc_index WHERE {of_booking} AND {which}");
+        assert_eq!(app.sql_count(&count("index_name IN ('car', 'category')")).await, 0);
+        assert_eq!(app.sql_count(&count(current)).await, 2 + 2 * 5);
+        refused(api.book(&body(car(&held), FREE + 3, FREE + 5)).await, 3);
     }
 
     async fn parallel_creates_of_one_car_make_one_booking(app: TestApp) {
