@@ -196,12 +196,14 @@ impl<T> Plan<T> {
     /// as the data-modifying `WITH` clause `w`, each of the others a clause after it that
     /// writes only if `w` did, and the rows of `w` as its result. One round trip instead of
     /// one each, which matters most in a write transaction holding rows other writers wait
-    /// for. SQLite has no data-modifying `WITH` (and no round trip to save).
+    /// for. SQLite has no data-modifying `WITH` (and no round trip to save). Statements whose
+    /// parameters add up to more than one statement binds stay apart.
     pub fn for_dialect(mut self, dialect: Dialect) -> Self {
         if dialect == Dialect::Postgres
             && self.first_rows_only
             && self.pending.len() > 1
             && self.pending.iter().skip(1).all(|s| s.gated.is_some())
+            && self.pending.iter().map(|s| s.params.len()).sum::<usize>() <= POSTGRES_PARAMS
         {
             let mut statements = std::mem::take(&mut self.pending).into_iter();
             if let Some(first) = statements.next() {
@@ -251,6 +253,9 @@ impl<T> Plan<T> {
         }
     }
 }
+
+/// The most parameters PostgreSQL binds to one statement.
+const POSTGRES_PARAMS: usize = u16::MAX as usize;
 
 /// `first` as the clause `w` of one PostgreSQL statement, the gated forms of `rest` after it,
 /// their parameters numbered one after another, and the rows of `w` as its result.
@@ -430,6 +435,19 @@ mod tests {
         partly.push(statement("DELETE FROM d", Vec::new()));
         assert_eq!(
             plan(partly)
+                .for_dialect(Dialect::Postgres)
+                .run(|_| Ok(Vec::new())),
+            Ok(4)
+        );
+        // Nor statements whose parameters together pass what one statement binds.
+        let mut wide = gated();
+        let params = vec![Value::Int(5); POSTGRES_PARAMS];
+        wide.push(
+            statement("INSERT INTO e VALUES ($1)", params)
+                .gated_on_postgres(format!("INSERT INTO e SELECT $1 WHERE {WRITTEN}")),
+        );
+        assert_eq!(
+            plan(wide)
                 .for_dialect(Dialect::Postgres)
                 .run(|_| Ok(Vec::new())),
             Ok(4)

@@ -17,6 +17,10 @@ pub const MAX_SCAN: u32 = 1_000;
 pub const MAX_KEYS: u32 = 100_000;
 /// At most this many ids in one `get_many`.
 pub const MAX_GET_MANY: usize = 1_000;
+/// The most index entries one statement writes (two parameters each): a document's entries
+/// past it go in further statements, well inside SQLite's 32,766 parameters and
+/// PostgreSQL's 65,535 (a booking holds two entries a day of its period).
+const INDEX_ROWS: usize = 4_000;
 
 /// A range of one index of one collection.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -423,12 +427,15 @@ impl Scope {
         }
         let (tenant, collection, id) =
             (self.tenant_value(), text_value(collection), text_value(id));
+        // A document with more entries than one statement binds has all of them deleted and
+        // written again, in statements of at most `INDEX_ROWS` entries each.
+        let diff = indexes.len() <= INDEX_ROWS;
         if !fresh {
             let mut params = vec![tenant.clone(), collection.clone(), id.clone()];
             let mut sql =
                 "DELETE FROM doc_index WHERE tenant = $1 AND collection = $2 AND doc_id = $3"
                     .to_owned();
-            if !indexes.is_empty() {
+            if diff && !indexes.is_empty() {
                 sql.push_str(&format!(
                     " AND (index_name, key) NOT IN (VALUES {})",
                     index_pairs(indexes)
@@ -438,16 +445,19 @@ impl Scope {
             let gated = format!("{sql} AND {WRITTEN}");
             statements.push(Statement::new(sql, params, &[]).gated_on_postgres(gated));
         }
-        if !indexes.is_empty() {
-            let rows: Vec<String> = (0..indexes.len())
+        for rows in indexes.chunks(INDEX_ROWS) {
+            let values: Vec<String> = (0..rows.len())
                 .map(|i| format!("($1, $2, ${}, ${}, $3)", 4 + 2 * i, 5 + 2 * i))
                 .collect();
-            let mut params = vec![tenant, collection, id];
-            params.extend(index_values(indexes));
+            let mut params = vec![tenant.clone(), collection.clone(), id.clone()];
+            params.extend(index_values(rows));
             let insert = "INSERT INTO doc_index (tenant, collection, index_name, key, doc_id)";
             statements.push(
                 Statement::new(
-                    format!("{insert} VALUES {} ON CONFLICT DO NOTHING", rows.join(", ")),
+                    format!(
+                        "{insert} VALUES {} ON CONFLICT DO NOTHING",
+                        values.join(", ")
+                    ),
                     params,
                     &[],
                 )
@@ -455,7 +465,7 @@ impl Scope {
                     "{insert} SELECT $1, $2, v.index_name, v.key, $3 \
                      FROM (VALUES {}) AS v (index_name, key) WHERE {WRITTEN} \
                      ON CONFLICT DO NOTHING",
-                    index_pairs(indexes)
+                    index_pairs(rows)
                 )),
             );
         }

@@ -276,6 +276,34 @@ async fn indexes_are_replaced_and_ranges_are_prefixes() {
     .await;
 }
 
+/// A document may have more index entries than one statement binds parameters (a booking has
+/// two a day of its period): all of them are written, and a rewrite leaves its own only.
+#[tokio::test]
+async fn a_document_with_tens_of_thousands_of_entries_is_written_and_rewritten() {
+    on_each_backend(async |backend, store| {
+        for (from, count) in [(0_i64, 40_000_u64), (30_000, 40_000), (5, 3), (100, 40_000)] {
+            let end = from + i64::try_from(count).unwrap();
+            let entries: Vec<Index> = (from..end)
+                .map(|n| index("n", vec![KeyPart::Int(n)]))
+                .collect();
+            let mut tx = store.begin("a", Mode::ReadWrite).await.unwrap();
+            tx.put("things", "big", "{}", &entries, Expect::Any)
+                .await
+                .unwrap();
+            tx.commit().await.unwrap();
+            let mut tx = store.begin("a", Mode::ReadOnly).await.unwrap();
+            let all = range(None, None);
+            assert_eq!(tx.count(&all).await.unwrap(), count, "{backend}: {from}");
+            let ends = [false, true].map(|descending| scan(all.clone(), descending, 0, 1));
+            let [first, last] = [&ends[0], &ends[1]];
+            assert_eq!(tx.keys(first).await.unwrap()[0].key, [KeyPart::Int(from)]);
+            assert_eq!(tx.keys(last).await.unwrap()[0].key, [KeyPart::Int(end - 1)]);
+            drop(tx);
+        }
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn tenants_never_see_each_other() {
     on_each_backend(async |backend, store| {
