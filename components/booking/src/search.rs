@@ -5,9 +5,9 @@
 //! slot: its model and when it leaves the fleet) and, in one call, every entry of the
 //! availability index of the tenant's mode: `car-period` model-based, `category-period`
 //! category-based, and `car` or `category` for bookings stored before those and not written
-//! since. Those indexes hold only bookings that hold capacity, one entry each, so the read grows with the tenant's
-//! active bookings and fleet, not with its history. Only the offers of the requested page are
-//! priced, reading the price lists once ([`PriceBook`]).
+//! since. Those indexes hold only bookings that hold capacity, one entry each, so the read
+//! grows with the tenant's active bookings and fleet, not with its history. Only the offers of
+//! the requested page are priced, reading the price lists once ([`PriceBook`]).
 
 use std::collections::HashMap;
 

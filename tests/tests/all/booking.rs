@@ -617,7 +617,8 @@ on_both_backends! {
         let held = booking["Car"]["Id"].as_str().unwrap().to_owned();
         let id = booking["Id"].as_i64().unwrap();
         let current = "index_name IN ('car-period', 'category-period', 'car-day', 'category-day')";
-        let of_booking = format!("tenant = '{TENANT}' AND collection = 'bookings' AND doc_id = '{id}'");
+        let of_booking =
+            format!("tenant = '{TENANT}' AND collection = 'bookings' AND doc_id = '{id}'");
         // What a version without the day indexes wrote: one entry of the whole period each.
         app.sql(&format!("DELETE FROM doc_index WHERE {of_booking} AND {current}")).await;
         let time = |field: &str| {
@@ -646,7 +647,8 @@ on_both_backends! {
         // none of the earlier ones.
         let moved = api.updated(json!({"Id": id, "ToDate": at(FREE + 4, 10)})).await;
         assert_eq!(moved["Car"]["Id"], held.as_str());
-        let count = |which: &str| format!("SELECT COUNT(*) FROM doc_index WHERE {of_booking} AND {which}");
+        let count =
+            |which: &str| format!("SELECT COUNT(*) FROM doc_index WHERE {of_booking} AND {which}");
         assert_eq!(app.sql_count(&count("index_name IN ('car', 'category')")).await, 0);
         assert_eq!(app.sql_count(&count(current)).await, 2 + 2 * 5);
         refused(api.book(&body(car(&held), FREE + 3, FREE + 5)).await, 3);
