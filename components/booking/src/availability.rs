@@ -28,6 +28,7 @@ use std::collections::{HashMap, HashSet};
 use rental_domain::booking::availability::{self, Occupancy, Plan, Scope};
 use rental_domain::booking::request::{Period, fields};
 use rental_domain::collections::{CarLock, CategoryLock, bookings};
+use rental_domain::store::KeyRange;
 use rental_domain::{ApiError, Booking, Car, Category, ErrorCode, KeyPart, Stored};
 use rental_guest::Error;
 use rental_guest::store::{Expect, Range, Transaction};
@@ -154,16 +155,7 @@ impl Slot<'_> {
             })
             .collect();
         let expected = self.read_locks(&locks)?;
-        let occupied = self.occupied([
-            Range::new(
-                bookings::BY_CAR_DAY,
-                bookings::car_days(car_id, self.period),
-            ),
-            Range::new(
-                bookings::BY_CAR,
-                bookings::car_ending_after(car_id, self.period.from),
-            ),
-        ])?;
+        let occupied = self.occupied(bookings::car_ranges(car_id, self.period))?;
         if !availability::car_is_free(&occupied, self.period, self.booking_id) {
             return Ok(false);
         }
@@ -181,16 +173,7 @@ impl Slot<'_> {
             })
             .collect();
         let expected = self.read_locks(&locks)?;
-        let occupied = self.occupied([
-            Range::new(
-                bookings::BY_CATEGORY_DAY,
-                bookings::category_days(category, self.period),
-            ),
-            Range::new(
-                bookings::BY_CATEGORY,
-                bookings::category_ending_after(category, self.period.from),
-            ),
-        ])?;
+        let occupied = self.occupied(bookings::category_ranges(category, self.period))?;
         let mut capacity = 0;
         for model in catalog::model_ids_of(self.tx, category)? {
             capacity += catalog::slots_of(self.tx, model)?
@@ -224,16 +207,15 @@ impl Slot<'_> {
             .collect())
     }
 
-    /// What the bookings found in `ranges` occupy, each booking once. `ranges` are the part of
-    /// a day index ([`bookings::BY_CAR_DAY`]) on the period's days, and the part of the index
-    /// it replaced ([`bookings::BY_CAR`]) that may overlap the period. Only bookings not
-    /// written since the day index came have entries in the second, and writes only take
-    /// entries out of it, so its part changes only when such a booking is written again.
-    fn occupied(&self, ranges: [Range<Booking>; 2]) -> Result<Vec<Occupancy>, Error> {
+    /// What the bookings found in `ranges` (of [`bookings::car_ranges`] or
+    /// [`bookings::category_ranges`]) occupy, each booking once. Only bookings not written
+    /// since the day indexes came have entries in the second range, and writes only take
+    /// entries out of it, so it changes only when such a booking is written again.
+    fn occupied(&self, ranges: [(&'static str, KeyRange); 2]) -> Result<Vec<Occupancy>, Error> {
         let mut seen = HashSet::new();
         let mut occupied = Vec::new();
-        for range in &ranges {
-            for (_, occupancy) in occupied_by(self.tx, range)? {
+        for (index, keys) in ranges {
+            for (_, occupancy) in occupied_by(self.tx, &Range::new(index, keys))? {
                 if seen.insert(occupancy.booking_id) {
                     occupied.push(occupancy);
                 }

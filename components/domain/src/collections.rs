@@ -43,7 +43,7 @@ pub mod bookings {
     pub const BY_CATEGORY_PERIOD: &str = "category-period";
     /// `[Text(Car.Id), Int(day), Time(ToDate), Time(FromDate), Int(Id)]`, the entries of
     /// [`BY_CAR_PERIOD`] once per day of the booking's period ([`lock_days`]), so that a check
-    /// of a period reads the entries of its own days and nothing else ([`car_days`]).
+    /// of a period reads the entries of its own days and nothing else ([`car_ranges`]).
     pub const BY_CAR_DAY: &str = "car-day";
     /// The entries of [`BY_CATEGORY_PERIOD`] once per day, as [`BY_CAR_DAY`].
     pub const BY_CATEGORY_DAY: &str = "category-day";
@@ -63,31 +63,23 @@ pub mod bookings {
         }
     }
 
-    /// The part of the [`BY_CAR_DAY`] index of `car_id` on the days of `period`: every booking
-    /// of the car that may overlap it (those whose period shares an instant with it do), as
-    /// many times as they share days with it.
-    pub fn car_days(car_id: &str, period: Period) -> KeyRange {
-        on_days(KeyPart::from(car_id), period)
+    /// What a check of the car `car_id` over `period` reads, as `(index, range)`: the car's
+    /// entries of [`BY_CAR_DAY`] on the period's days (every booking of the car that shares an
+    /// instant with the period, as many times as they share days), and its entries of
+    /// [`BY_CAR`] ending strictly after the period's start (the bookings stored before the day
+    /// index that may overlap it).
+    pub fn car_ranges(car_id: &str, period: Period) -> [(&'static str, KeyRange); 2] {
+        ranges([BY_CAR_DAY, BY_CAR], KeyPart::from(car_id), period)
     }
 
-    /// The part of the [`BY_CATEGORY_DAY`] index of `category_id` on the days of `period`.
-    pub fn category_days(category_id: i64, period: Period) -> KeyRange {
-        on_days(KeyPart::Int(category_id), period)
-    }
-
-    /// The part of the [`BY_CAR`] index of `car_id` that ends strictly after `from`: every
-    /// booking of the car stored before [`BY_CAR_DAY`] existed that may overlap a period
-    /// starting at `from`.
-    pub fn car_ending_after<Tz: chrono::TimeZone>(car_id: &str, from: DateTime<Tz>) -> KeyRange {
-        ending_after(KeyPart::from(car_id), from)
-    }
-
-    /// The part of the [`BY_CATEGORY`] index of `category_id` that ends strictly after `from`.
-    pub fn category_ending_after<Tz: chrono::TimeZone>(
-        category_id: i64,
-        from: DateTime<Tz>,
-    ) -> KeyRange {
-        ending_after(KeyPart::Int(category_id), from)
+    /// What a check of the category `category_id`'s quota over `period` reads, as
+    /// [`car_ranges`] for a car.
+    pub fn category_ranges(category_id: i64, period: Period) -> [(&'static str, KeyRange); 2] {
+        ranges(
+            [BY_CATEGORY_DAY, BY_CATEGORY],
+            KeyPart::Int(category_id),
+            period,
+        )
     }
 
     /// What an entry `key` of an availability index (those of cars and categories above) says
@@ -118,24 +110,33 @@ pub mod bookings {
         }
     }
 
-    /// Keys `[owner, Int(day), ...]` with `day` one of the days of `period`.
-    fn on_days(owner: KeyPart, period: Period) -> KeyRange {
+    /// The entries of `owner` in `day_index` (keys `[owner, Int(day), ...]`) on the days of
+    /// `period`, and in `earlier_index` (keys `[owner, Time(ToDate), ...]`) ending strictly
+    /// after its start.
+    fn ranges(
+        [day_index, earlier_index]: [&'static str; 2],
+        owner: KeyPart,
+        period: Period,
+    ) -> [(&'static str, KeyRange); 2] {
         let days = lock_days(period);
-        KeyRange {
+        let on_days = KeyRange {
             lower: Some(Bound::Inclusive(vec![
                 owner.clone(),
                 KeyPart::Int(*days.start()),
             ])),
-            upper: Some(Bound::Inclusive(vec![owner, KeyPart::Int(*days.end())])),
-        }
-    }
-
-    /// Keys `[owner, Time(ToDate), ...]` with `ToDate` > `from`.
-    fn ending_after<Tz: chrono::TimeZone>(owner: KeyPart, from: DateTime<Tz>) -> KeyRange {
-        KeyRange {
-            lower: Some(Bound::Exclusive(vec![owner.clone(), KeyPart::from(from)])),
+            upper: Some(Bound::Inclusive(vec![
+                owner.clone(),
+                KeyPart::Int(*days.end()),
+            ])),
+        };
+        let ending_after = KeyRange {
+            lower: Some(Bound::Exclusive(vec![
+                owner.clone(),
+                KeyPart::from(period.from),
+            ])),
             upper: Some(Bound::Inclusive(vec![owner])),
-        }
+        };
+        [(day_index, on_days), (earlier_index, ending_after)]
     }
 }
 

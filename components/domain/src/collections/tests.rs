@@ -179,56 +179,47 @@ fn an_availability_entry_tells_its_booking_and_period() {
 }
 
 #[test]
-fn day_ranges_hold_the_days_of_the_period() {
+fn a_check_reads_its_days_and_the_earlier_entries_ending_after_its_start() {
     let period = Period {
         from: DateTime::parse_from_rfc3339("2024-03-01T10:00:00-03:00").unwrap(),
         to: DateTime::parse_from_rfc3339("2024-03-04T10:00:00-03:00").unwrap(),
     };
-    let car = KeyPart::Text("AB123CD".to_owned());
+    let expected = |day_index, earlier_index, owner: KeyPart| {
+        [
+            (
+                day_index,
+                KeyRange {
+                    lower: Some(Bound::Inclusive(vec![owner.clone(), KeyPart::Int(19_783)])),
+                    upper: Some(Bound::Inclusive(vec![owner.clone(), KeyPart::Int(19_786)])),
+                },
+            ),
+            (
+                earlier_index,
+                KeyRange {
+                    lower: Some(Bound::Exclusive(vec![
+                        owner.clone(),
+                        micros("2024-03-01T13:00:00Z"),
+                    ])),
+                    upper: Some(Bound::Inclusive(vec![owner])),
+                },
+            ),
+        ]
+    };
     assert_eq!(
-        bookings::car_days("AB123CD", period),
-        KeyRange {
-            lower: Some(Bound::Inclusive(vec![car.clone(), KeyPart::Int(19_783)])),
-            upper: Some(Bound::Inclusive(vec![car, KeyPart::Int(19_786)])),
-        }
+        bookings::car_ranges("AB123CD", period),
+        expected(
+            bookings::BY_CAR_DAY,
+            bookings::BY_CAR,
+            KeyPart::Text("AB123CD".to_owned())
+        )
     );
     assert_eq!(
-        bookings::category_days(3, period),
-        KeyRange {
-            lower: Some(Bound::Inclusive(vec![
-                KeyPart::Int(3),
-                KeyPart::Int(19_783)
-            ])),
-            upper: Some(Bound::Inclusive(vec![
-                KeyPart::Int(3),
-                KeyPart::Int(19_786)
-            ])),
-        }
-    );
-}
-
-#[test]
-fn availability_ranges_start_after_the_requested_start() {
-    let from = DateTime::parse_from_rfc3339("2024-03-01T10:00:00-03:00").unwrap();
-    assert_eq!(
-        bookings::car_ending_after("AB123CD", from),
-        KeyRange {
-            lower: Some(Bound::Exclusive(vec![
-                KeyPart::Text("AB123CD".to_owned()),
-                micros("2024-03-01T13:00:00Z")
-            ])),
-            upper: Some(Bound::Inclusive(vec![KeyPart::Text("AB123CD".to_owned())])),
-        }
-    );
-    assert_eq!(
-        bookings::category_ending_after(3, from),
-        KeyRange {
-            lower: Some(Bound::Exclusive(vec![
-                KeyPart::Int(3),
-                micros("2024-03-01T13:00:00Z")
-            ])),
-            upper: Some(Bound::Inclusive(vec![KeyPart::Int(3)])),
-        }
+        bookings::category_ranges(3, period),
+        expected(
+            bookings::BY_CATEGORY_DAY,
+            bookings::BY_CATEGORY,
+            KeyPart::Int(3)
+        )
     );
 }
 
