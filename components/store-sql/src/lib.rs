@@ -34,7 +34,10 @@ pub use error::{OneTransaction, StoreError};
 pub use feed::{Change, MAX_CHANGES};
 pub use kept::{KeptBodies, KeptDocument, MAX_KEPT_BYTES};
 pub use open::{Driver, OpenTransaction};
-pub use plan::{Column, Dialect, Outcome, Plan, Row, Statement, Step, Value, blob, int, text};
+pub use plan::{
+    Column, Dialect, HeldPut, HeldPuts, Hold, Outcome, Plan, Row, Statement, Step, Value, blob,
+    int, text,
+};
 pub use store::{
     Document, Entry, Expect, Index, MAX_GET_MANY, MAX_KEYS, MAX_SCAN, Mode, Range, Scan, Scope,
     begin, insert_tenant, read_row,

@@ -136,6 +136,9 @@ pub struct Plan<T> {
     first_rows_only: bool,
     finish: Option<Finish<T>>,
     early: Option<Outcome<T>>,
+    /// What the plan writes, when it is a put whose outcome is known before it runs
+    /// ([`Plan::hold`]).
+    holdable: Option<Holdable>,
 }
 
 impl<T> std::fmt::Debug for Plan<T> {
@@ -158,6 +161,7 @@ impl<T> Plan<T> {
             first_rows_only: false,
             finish: Some(Box::new(finish)),
             early: None,
+            holdable: None,
         }
     }
 
@@ -170,6 +174,7 @@ impl<T> Plan<T> {
             first_rows_only: false,
             finish: None,
             early: Some(outcome),
+            holdable: None,
         }
     }
 
@@ -203,7 +208,7 @@ impl<T> Plan<T> {
             && self.first_rows_only
             && self.pending.len() > 1
             && self.pending.iter().skip(1).all(|s| s.gated.is_some())
-            && self.pending.iter().map(|s| s.params.len()).sum::<usize>() <= POSTGRES_PARAMS
+            && params(&self.pending) <= POSTGRES_PARAMS
         {
             let mut statements = std::mem::take(&mut self.pending).into_iter();
             if let Some(first) = statements.next() {
@@ -261,23 +266,224 @@ const POSTGRES_PARAMS: usize = u16::MAX as usize;
 /// their parameters numbered one after another, and the rows of `w` as its result.
 fn joined(first: Statement, rest: impl Iterator<Item = Statement>) -> Statement {
     let columns = first.columns;
-    let mut clauses = vec![format!("w AS ({})", first.sql(Dialect::Postgres))];
-    let mut params = first.params;
-    for (i, statement) in rest.enumerate() {
-        // Every one has its gated form ([`Plan::for_dialect`]); an empty clause would not
-        // parse, so a missing one could never write ungated.
-        let gated = statement.gated.unwrap_or_default();
-        clauses.push(format!(
-            "w{i} AS ({})",
-            shift_placeholders(&gated, params.len())
-        ));
-        params.extend(statement.params);
-    }
+    let mut params = Vec::new();
+    let clauses = put_clauses("w", first, rest, &mut params);
     Statement::new(
         format!("WITH {} SELECT * FROM w", clauses.join(", ")),
         params,
         columns,
     )
+}
+
+/// The `WITH` clauses of one put: `first` named `name`, the gated forms of `rest` after it
+/// (named `name0`, `name1`, ...), each reading `name` where its text reads `w`. Their
+/// parameters are numbered after those already in `params`, and appended to it.
+fn put_clauses(
+    name: &str,
+    first: Statement,
+    rest: impl Iterator<Item = Statement>,
+    params: &mut Vec<Value>,
+) -> Vec<String> {
+    let mut clauses = vec![format!(
+        "{name} AS ({})",
+        shift_placeholders(&first.sql(Dialect::Postgres), params.len())
+    )];
+    params.extend(first.params);
+    for (i, statement) in rest.enumerate() {
+        // Every one has its gated form ([`Plan::for_dialect`], [`Plan::hold`]); an empty
+        // clause would not parse, so a missing one could never write ungated.
+        let gated = renamed(&statement.gated.unwrap_or_default(), name);
+        clauses.push(format!(
+            "{name}{i} AS ({})",
+            shift_placeholders(&gated, params.len())
+        ));
+        params.extend(statement.params);
+    }
+    clauses
+}
+
+/// `sql` with every `w` that is a word of its own (the put's clause, as the gated texts name
+/// it) made `name`.
+fn renamed(sql: &str, name: &str) -> String {
+    if name == "w" {
+        return sql.to_owned();
+    }
+    let word = |b: &u8| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'$';
+    let bytes = sql.as_bytes();
+    let mut out = String::with_capacity(sql.len() + 8);
+    let mut copied = 0;
+    for (at, _) in sql.match_indices('w') {
+        let alone = (at == 0 || !word(&bytes[at - 1])) && !bytes.get(at + 1).is_some_and(word);
+        if alone {
+            out.push_str(&sql[copied..at]);
+            out.push_str(name);
+            copied = at + 1;
+        }
+    }
+    out.push_str(&sql[copied..]);
+    out
+}
+
+/// A put as [`Plan::hold`] finds it: what it writes, and the revision it answers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Holdable {
+    pub collection: String,
+    pub id: String,
+    /// Whether the put moves counts of its collection's counted indexes: rows that other puts
+    /// of the collection write too.
+    pub counted: bool,
+    pub revision: u64,
+}
+
+impl Plan<u64> {
+    /// Marks a put whose answer is known before it runs: `holdable.revision`, unless its
+    /// expectation fails, which is a conflict either way ([`Plan::hold`]).
+    pub(crate) fn holdable(mut self, holdable: Holdable) -> Self {
+        self.holdable = Some(holdable);
+        self
+    }
+
+    /// On PostgreSQL, the put as a [`HeldPut`], which a driver may answer at once and send
+    /// later, with the transaction's next puts, as one statement ([`HeldPuts`]): a put of
+    /// `Expect::Absent` or `Expect::Revision`, whose statements [`Plan::for_dialect`] would
+    /// join. Otherwise the plan itself, to run now.
+    pub fn hold(mut self) -> Hold {
+        let joinable = self.early.is_none()
+            && self.first_rows_only
+            && self.pending.iter().skip(1).all(|s| s.gated.is_some())
+            && params(&self.pending) <= POSTGRES_PARAMS;
+        if !joinable {
+            return Hold::Run(self);
+        }
+        let Some(holdable) = self.holdable.take() else {
+            return Hold::Run(self);
+        };
+        match self.pending.pop_front() {
+            Some(write) => Hold::Held(HeldPut {
+                write,
+                gated: self.pending.into(),
+                holdable,
+            }),
+            None => Hold::Run(self),
+        }
+    }
+}
+
+/// What [`Plan::hold`] makes of a put.
+#[derive(Debug)]
+pub enum Hold {
+    /// Answered now, sent later.
+    Held(HeldPut),
+    /// To run now.
+    Run(Plan<u64>),
+}
+
+#[cfg(test)]
+impl Hold {
+    pub(crate) fn held(self) -> Option<HeldPut> {
+        match self {
+            Hold::Held(put) => Some(put),
+            Hold::Run(_) => None,
+        }
+    }
+}
+
+fn params<'a>(statements: impl IntoIterator<Item = &'a Statement>) -> usize {
+    statements.into_iter().map(|s| s.params.len()).sum()
+}
+
+/// A put a driver has answered and not yet sent ([`Plan::hold`]).
+#[derive(Debug)]
+pub struct HeldPut {
+    /// The document's write.
+    write: Statement,
+    /// The rest of the put, each run as a gated clause after `write`.
+    gated: Vec<Statement>,
+    holdable: Holdable,
+}
+
+impl HeldPut {
+    /// The revision the put answers: the document's once it is written.
+    pub fn revision(&self) -> u64 {
+        self.holdable.revision
+    }
+
+    fn params(&self) -> usize {
+        self.write.params.len() + params(&self.gated)
+    }
+}
+
+/// The puts a PostgreSQL driver holds, to be sent as one statement before the transaction's
+/// next other statement or its commit: a creation's booking and its comment then cost one
+/// round trip, not two, while the transaction holds rows that other writers wait for.
+#[derive(Debug, Default)]
+pub struct HeldPuts {
+    puts: Vec<HeldPut>,
+}
+
+impl HeldPuts {
+    /// Whether `put` may be held with the puts held already, in one statement: it writes
+    /// another document; it moves no count that one of them moves (every clause of one
+    /// statement sees the database as it was before it, so two would both start from the same
+    /// count); and the statement binds no more parameters than PostgreSQL takes.
+    pub fn admits(&self, put: &HeldPut) -> bool {
+        let new = &put.holdable;
+        self.puts.iter().all(|held| {
+            let held = &held.holdable;
+            (held.collection != new.collection || held.id != new.id)
+                && !(held.counted && new.counted && held.collection == new.collection)
+        }) && self
+            .puts
+            .iter()
+            .chain([put])
+            .map(HeldPut::params)
+            .sum::<usize>()
+            <= POSTGRES_PARAMS
+    }
+
+    /// Holds `put`, which [`HeldPuts::admits`].
+    pub fn push(&mut self, put: HeldPut) {
+        self.puts.push(put);
+    }
+
+    /// The plan that sends every held put, as one statement, and fails with a conflict unless
+    /// each of them wrote; `None` when none is held. Nothing is held afterwards.
+    pub fn take(&mut self) -> Option<Plan<()>> {
+        if self.puts.is_empty() {
+            return None;
+        }
+        let puts = std::mem::take(&mut self.puts);
+        let count = puts.len();
+        let mut params = Vec::new();
+        let mut clauses = Vec::new();
+        let mut written = Vec::new();
+        for (k, put) in puts.into_iter().enumerate() {
+            let name = format!("w{k}_");
+            clauses.extend(put_clauses(
+                &name,
+                put.write,
+                put.gated.into_iter(),
+                &mut params,
+            ));
+            written.push(format!("SELECT CAST({k} AS BIGINT) FROM {name}"));
+        }
+        let sql = format!(
+            "WITH {} {}",
+            clauses.join(", "),
+            written.join(" UNION ALL ")
+        );
+        Some(Plan::new(
+            vec![Statement::new(sql, params, &[Column::Int])],
+            move |results| {
+                let rows = results.first().map_or(0, Vec::len);
+                if rows == count {
+                    Ok(())
+                } else {
+                    Err(StoreError::Conflict)
+                }
+            },
+        ))
+    }
 }
 
 /// `sql` with every placeholder `$N` made `$(N + by)`.
@@ -452,6 +658,127 @@ mod tests {
                 .run(|_| Ok(Vec::new())),
             Ok(4)
         );
+    }
+
+    /// A put of document `id` of `collection` as [`Plan::hold`] takes it: a write and one
+    /// gated clause, `params` parameters in all.
+    fn holdable_put(collection: &str, id: &str, counted: bool, params: usize) -> Plan<u64> {
+        let write = Statement::new(
+            "INSERT INTO d VALUES ($1) RETURNING r".to_owned(),
+            vec![Value::Int(1)],
+            &[Column::Int],
+        );
+        let entries = Statement::new(
+            "INSERT INTO e VALUES ($1)".to_owned(),
+            vec![Value::Int(2); params - 1],
+            &[],
+        )
+        .gated_on_postgres(format!("INSERT INTO e SELECT $1 FROM w WHERE {WRITTEN}"));
+        Plan::new(vec![write, entries], |_| Ok(1))
+            .reads_first_rows_only()
+            .holdable(Holdable {
+                collection: collection.to_owned(),
+                id: id.to_owned(),
+                counted,
+                revision: 1,
+            })
+    }
+
+    #[test]
+    fn held_puts_are_sent_as_one_statement_that_conflicts_unless_each_wrote() {
+        let mut held = HeldPuts::default();
+        assert!(held.take().is_none());
+        for id in ["a", "b"] {
+            let put = holdable_put("c", id, false, 2).hold().held().unwrap();
+            assert_eq!(put.revision(), 1);
+            assert!(held.admits(&put));
+            held.push(put);
+        }
+        let mut sent = Vec::new();
+        let outcome = held.take().unwrap().run(|statement| {
+            sent.push((
+                statement.sql(Dialect::Postgres).into_owned(),
+                statement.params.clone(),
+            ));
+            Ok(vec![vec![Value::Int(0)], vec![Value::Int(1)]])
+        });
+        assert_eq!(outcome, Ok(()));
+        assert_eq!(
+            sent,
+            [(
+                "WITH w0_ AS (INSERT INTO d VALUES ($1) RETURNING r), \
+                 w0_0 AS (INSERT INTO e SELECT $2 FROM w0_ WHERE EXISTS (SELECT 1 FROM w0_)), \
+                 w1_ AS (INSERT INTO d VALUES ($3) RETURNING r), \
+                 w1_0 AS (INSERT INTO e SELECT $4 FROM w1_ WHERE EXISTS (SELECT 1 FROM w1_)) \
+                 SELECT CAST(0 AS BIGINT) FROM w0_ UNION ALL SELECT CAST(1 AS BIGINT) FROM w1_"
+                    .to_owned(),
+                vec![Value::Int(1), Value::Int(2), Value::Int(1), Value::Int(2)]
+            )]
+        );
+        assert!(held.take().is_none(), "nothing is held once sent");
+
+        held.push(holdable_put("c", "a", false, 2).hold().held().unwrap());
+        held.push(holdable_put("c", "b", false, 2).hold().held().unwrap());
+        let one_refused = held.take().unwrap().run(|_| Ok(vec![vec![Value::Int(1)]]));
+        assert_eq!(one_refused, Err(StoreError::Conflict));
+    }
+
+    #[test]
+    fn puts_that_share_rows_or_pass_the_parameters_are_not_held_together() {
+        let mut held = HeldPuts::default();
+        held.push(holdable_put("c", "a", true, 2).hold().held().unwrap());
+        let admits = |put: Plan<u64>| held.admits(&put.hold().held().unwrap());
+        assert!(
+            !admits(holdable_put("c", "a", false, 2)),
+            "the same document"
+        );
+        assert!(
+            !admits(holdable_put("c", "b", true, 2)),
+            "counts of one collection"
+        );
+        assert!(admits(holdable_put("c", "b", false, 2)));
+        assert!(admits(holdable_put("k", "a", true, 2)));
+        assert!(!admits(holdable_put("k", "a", false, POSTGRES_PARAMS - 1)));
+        assert!(admits(holdable_put("k", "a", false, POSTGRES_PARAMS - 2)));
+    }
+
+    #[test]
+    fn only_a_put_whose_answer_is_known_and_whose_statements_join_is_held() {
+        assert!(holdable_put("c", "a", false, 2).hold().held().is_some());
+        let unmarked = Plan::new(holdable_put("c", "a", false, 2).pending.into(), |_| Ok(1))
+            .reads_first_rows_only();
+        let Hold::Run(unmarked) = unmarked.hold() else {
+            panic!("its answer is not known: held");
+        };
+        let mut ran = Vec::new();
+        let outcome = unmarked.for_dialect(Dialect::Postgres).run(|statement| {
+            ran.push(statement.sql(Dialect::Postgres).into_owned());
+            Ok(Vec::new())
+        });
+        assert_eq!(outcome, Ok(1));
+        assert!(
+            ran[0].starts_with("WITH w AS (INSERT INTO d"),
+            "run as it was: {ran:?}"
+        );
+        let mut all_rows = holdable_put("c", "a", false, 2);
+        all_rows.first_rows_only = false;
+        assert!(
+            all_rows.hold().held().is_none(),
+            "it reads every statement's rows"
+        );
+        let wide = holdable_put("c", "a", false, POSTGRES_PARAMS + 1);
+        assert!(wide.hold().held().is_none(), "its statements cannot join");
+        let refused: Plan<u64> = Plan::refuse(StoreError::Conflict);
+        assert!(refused.hold().held().is_none());
+    }
+
+    #[test]
+    fn a_clause_is_renamed_where_it_is_a_word_of_its_own() {
+        assert_eq!(
+            renamed("SELECT w.a, wx, xw, w_1, $w FROM w WHERE new = w", "v"),
+            "SELECT v.a, wx, xw, w_1, $w FROM v WHERE new = v"
+        );
+        assert_eq!(renamed(WRITTEN, "w"), WRITTEN);
     }
 
     #[test]

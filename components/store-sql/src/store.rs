@@ -9,7 +9,8 @@ pub use rental_domain::store::{Expect, Mode};
 use crate::error::StoreError;
 use crate::keys::{self, PREFIX_END};
 use crate::plan::{
-    Column, Dialect, Plan, Row, Statement, Value, WRITTEN, blob, int, take_text, text, written,
+    Column, Dialect, Holdable, Plan, Row, Statement, Value, WRITTEN, blob, int, take_text, text,
+    written,
 };
 
 /// The largest page a scan may ask for; `keys` may return more since it loads no documents.
@@ -378,11 +379,24 @@ impl Scope {
             Ok(statements) => statements,
             Err(e) => return Plan::refuse(e),
         };
-        Plan::new(statements, |results| {
+        let plan = Plan::new(statements, |results| {
             Ok(u64::try_from(first_int(&results)?).unwrap_or_default())
         })
         .guard_first(|rows| rows.is_empty().then_some(StoreError::Conflict))
-        .reads_first_rows_only()
+        .reads_first_rows_only();
+        let revision = match expected {
+            Expect::Absent => 1,
+            Expect::Revision(expected) => expected.saturating_add(1),
+            Expect::Any => return plan,
+        };
+        plan.holdable(Holdable {
+            collection: collection.to_owned(),
+            id: id.to_owned(),
+            counted: collections::COUNTED
+                .iter()
+                .any(|counted| counted.collection == collection),
+            revision,
+        })
     }
 
     /// The document's write, then its views ([`View`]), then the counts of its counted
@@ -998,6 +1012,46 @@ mod tests {
             });
         assert_eq!(outcome, Err(StoreError::Conflict));
         assert_eq!(ran, 1);
+    }
+
+    #[test]
+    fn a_booking_and_its_comment_are_held_together_and_two_bookings_are_not() {
+        let tx = scope(Mode::ReadWrite);
+        let booking = |id: &str, expected| {
+            let body = r#"{"Id": 1, "Customer": {"Id": 1}, "Category": {"Id": 1},
+                "FromDate": "2030-01-10T10:00:00Z", "ToDate": "2030-01-12T10:00:00Z",
+                "DeliveryPlace": {"Id": 1}, "ReturnPlace": {"Id": 1}, "CurrentStatus": 1,
+                "CurrentStatusDate": "2030-01-01T10:00:00Z",
+                "CreationDate": "2030-01-01T10:00:00Z"}"#;
+            let id_index = Index {
+                name: collections::bookings::BY_ID.to_owned(),
+                parts: vec![KeyPart::Int(1)],
+            };
+            tx.put(bookings(), id, body, &[id_index], expected)
+        };
+        fn bookings() -> &'static str {
+            collections::bookings::COLLECTION
+        }
+        let mut held = crate::HeldPuts::default();
+        let first = booking("1", Expect::Absent).hold().held().unwrap();
+        assert_eq!(first.revision(), 1);
+        held.push(first);
+        let comment = tx
+            .put(
+                collections::booking_comments::COLLECTION,
+                "1/1",
+                "{}",
+                &[],
+                Expect::Absent,
+            )
+            .hold()
+            .held()
+            .unwrap();
+        assert!(held.admits(&comment));
+        let second = booking("2", Expect::Revision(4)).hold().held().unwrap();
+        assert_eq!(second.revision(), 5);
+        assert!(!held.admits(&second), "both move the bookings' counts");
+        assert!(booking("3", Expect::Any).hold().held().is_none());
     }
 
     #[test]
