@@ -433,7 +433,9 @@ impl Transaction {
     }
 
     /// Writes `value` with all its index entries, if the document is as `expect` says.
-    /// Returns the new revision.
+    /// Returns the new revision. With [`Expect::Absent`] or [`Expect::Revision`] the host may
+    /// send the write with the transaction's next call: a failed expectation is then that
+    /// call's [`StoreError::Conflict`], and every later call's, [`Transaction::commit`]'s too.
     pub fn put<T: Stored>(&self, value: &T, expect: Expect) -> Result<u64, StoreError> {
         let record = value.record().map_err(|source| StoreError::Encode {
             what: T::COLLECTION.to_owned(),

@@ -9,11 +9,11 @@
 use std::collections::BTreeMap;
 
 use rental_domain::store::Record;
-use rental_store_sql::{Column, Plan, Row, Scope, Statement, Step, Value};
+use rental_store_sql::{Column, HeldPuts, Hold, Plan, Row, Scope, Statement, Step, Value};
 use sqlx::any::AnyRow;
 use sqlx::{Any, Row as _};
 
-use super::{Result, Storage, now_micros, read_rows, sqlite};
+use super::{Result, Storage, StoreError, now_micros, read_rows, sqlite};
 
 pub use rental_store_sql::{Change, Document, Entry, Expect, Index, Mode, Range, Scan};
 
@@ -23,6 +23,11 @@ pub struct DocTransaction {
     tx: Tx,
     scope: Scope,
     mode: Mode,
+    /// PostgreSQL puts answered and not yet sent ([`DocTransaction::put`]).
+    held: HeldPuts,
+    /// Whether a held put failed once sent: the guest was told it wrote, so nothing else of
+    /// the transaction may be done or committed.
+    held_failed: bool,
     /// A PostgreSQL writer's turn among its tenant's writers ([`Storage::bound_writers`]),
     /// given up once the transaction has ended.
     _turn: Option<tokio::sync::OwnedSemaphorePermit>,
@@ -74,6 +79,8 @@ impl Storage {
             tx,
             scope: Scope::new(tenant, mode),
             mode,
+            held: HeldPuts::default(),
+            held_failed: false,
             _turn: turn,
         })
     }
@@ -218,8 +225,29 @@ impl DocTransaction {
         }
     }
 
-    /// Runs one statement in the transaction and returns its rows.
+    /// Runs one statement in the transaction, after the puts held, and returns its rows.
     pub(super) async fn execute(&mut self, statement: &Statement) -> Result<Vec<Row>> {
+        self.send_held().await?;
+        self.execute_now(statement).await
+    }
+
+    /// Sends the puts held ([`DocTransaction::put`]), as one statement: a conflict if one of
+    /// them found its expectation failed, and from then on for every call of the transaction,
+    /// its commit included.
+    async fn send_held(&mut self) -> Result<()> {
+        if self.held_failed {
+            return Err(StoreError::Conflict.into());
+        }
+        let Some(plan) = self.held.take() else {
+            return Ok(());
+        };
+        let sent = self.drive(plan).await;
+        self.held_failed = sent.is_err();
+        sent
+    }
+
+    /// Runs one statement in the transaction and returns its rows.
+    async fn execute_now(&mut self, statement: &Statement) -> Result<Vec<Row>> {
         let tx = match &mut self.tx {
             Tx::Sqlite(tx) => return tx.execute(statement).await,
             Tx::Pooled(tx) => tx,
@@ -232,16 +260,22 @@ impl DocTransaction {
             .collect::<std::result::Result<_, _>>()?)
     }
 
-    /// Runs a plan of the shared store rules to its end.
+    /// Runs a plan of the shared store rules to its end, after the puts held.
     async fn run<T>(&mut self, plan: Plan<T>) -> Result<T> {
-        let mut plan = plan.for_dialect(match self.tx {
+        self.send_held().await?;
+        let plan = plan.for_dialect(match self.tx {
             Tx::Pooled(_) => rental_store_sql::Dialect::Postgres,
             Tx::Sqlite(_) => rental_store_sql::Dialect::Sqlite,
         });
+        self.drive(plan).await
+    }
+
+    /// Runs `plan`'s statements as they come.
+    async fn drive<T>(&mut self, mut plan: Plan<T>) -> Result<T> {
         let mut rows = None;
         loop {
             match plan.step(rows.take()) {
-                Step::Run(statement) => rows = Some(self.execute(&statement).await?),
+                Step::Run(statement) => rows = Some(self.execute_now(&statement).await?),
                 Step::Done(outcome) => return Ok(outcome?),
             }
         }
@@ -266,7 +300,24 @@ impl DocTransaction {
         expected: Expect,
     ) -> Result<u64> {
         let plan = self.scope.put(collection, id, body, indexes, expected);
-        self.run(plan).await
+        if !matches!(self.tx, Tx::Pooled(_)) {
+            return self.run(plan).await;
+        }
+        // On PostgreSQL a put whose answer is known before it runs is answered now and sent
+        // with the transaction's next statement: consecutive puts (a booking and its comment,
+        // a booking's locks) then cost one round trip. A failed expectation is still a
+        // conflict, told by that statement's call or by the commit.
+        match plan.hold() {
+            Hold::Held(put) => {
+                if !self.held.admits(&put) {
+                    self.send_held().await?;
+                }
+                let revision = put.revision();
+                self.held.push(put);
+                Ok(revision)
+            }
+            Hold::Run(plan) => self.run(plan).await,
+        }
     }
 
     pub async fn delete(&mut self, collection: &str, id: &str, expected: Expect) -> Result<()> {
@@ -304,8 +355,9 @@ impl DocTransaction {
         self.run(plan).await
     }
 
-    /// Commits, and returns once the commit is durable.
-    pub async fn commit(self) -> Result<()> {
+    /// Sends the puts held, commits, and returns once the commit is durable.
+    pub async fn commit(mut self) -> Result<()> {
+        self.send_held().await?;
         match self.tx {
             Tx::Pooled(tx) => Ok(tx.commit().await?),
             // The writer turn is given up with the commit: the next writer may begin while

@@ -119,6 +119,8 @@ fn scan(range: Range, descending: bool, skip: u32, limit: u32) -> Scan {
     }
 }
 
+/// A put in a transaction of its own, and its outcome: a failed expectation is told by the
+/// put or, for a put sent with the commit (on PostgreSQL), by the commit.
 async fn put(
     store: &Storage,
     tenant: &str,
@@ -128,7 +130,7 @@ async fn put(
 ) -> Result<u64, StoreError> {
     let mut tx = store.begin(tenant, Mode::ReadWrite).await.unwrap();
     let body = format!("{{\"n\":{n}}}");
-    let result = tx
+    let revision = tx
         .put(
             "things",
             id,
@@ -140,14 +142,17 @@ async fn put(
             expected,
         )
         .await
-        .map_err(|e| match e {
-            Error::Store(e) => e,
-            other => panic!("{other}"),
-        });
-    if result.is_ok() {
-        tx.commit().await.unwrap();
+        .map_err(store_error)?;
+    tx.commit().await.map_err(store_error)?;
+    Ok(revision)
+}
+
+/// The store's answer in an error that must be one.
+fn store_error(error: Error) -> StoreError {
+    match error {
+        Error::Store(e) => e,
+        other => panic!("{other}"),
     }
-    result
 }
 
 /// SQLite is built without the options that make every thread running statements take a
@@ -857,17 +862,27 @@ async fn a_put_that_fails_its_expectation_writes_nothing() {
         let listed = item(&mut tx).await;
         drop(tx);
 
-        let mut tx = store.begin("a", Mode::ReadWrite).await.unwrap();
+        // Each refused by the put itself (SQLite), or by the transaction's next call, which
+        // sends it (PostgreSQL). On SQLite the transaction may go on and commit, with nothing
+        // of the put in it; on PostgreSQL it can commit nothing after a refused put it had
+        // answered (`a_held_put_refused_later_stops_its_transaction`).
         for expected in [Expect::Absent, Expect::Revision(7)] {
-            let refused = tx
+            let mut tx = store.begin("a", Mode::ReadWrite).await.unwrap();
+            let put = tx
                 .put("bookings", "1", &second, &second_indexes, expected)
                 .await;
+            let refused = match put {
+                Ok(_) => tx.get("things", "none").await.map(|_| ()),
+                Err(e) => Err(e),
+            };
             assert!(
                 matches!(refused, Err(Error::Store(StoreError::Conflict))),
                 "{backend}: {expected:?} gave {refused:?}"
             );
+            if backend == "sqlite" {
+                tx.commit().await.unwrap();
+            }
         }
-        tx.commit().await.unwrap();
 
         let mut tx = store.begin("a", Mode::ReadOnly).await.unwrap();
         let stored = tx.get("bookings", "1").await.unwrap().unwrap();
@@ -909,6 +924,154 @@ async fn a_put_that_fails_its_expectation_writes_nothing() {
             "{backend}: one change a write, none for the refused ones"
         );
         assert_eq!(revision, 2, "{backend}");
+    })
+    .await;
+}
+
+/// On PostgreSQL consecutive puts are sent together, in one statement, before the transaction's
+/// next other call; each is written whole all the same: its list form, its change, its counts
+/// and its entries. Two puts that move the counts of one collection, or two of one document,
+/// are not sent together.
+#[tokio::test]
+async fn puts_sent_together_write_all_of_each() {
+    on_each_backend(async |backend, store| {
+        let booking = |id: i64, status: i64| {
+            let indexes = [
+                index("id", vec![KeyPart::Int(id)]),
+                index("status", vec![KeyPart::Int(status), KeyPart::Int(id)]),
+            ];
+            let mut body: serde_json::Value = serde_json::from_str(&booking_body(id)).unwrap();
+            body["CurrentStatus"] = status.into();
+            (body.to_string(), indexes)
+        };
+        let thing = |n: i64| index("n", vec![KeyPart::Int(n)]);
+        let mut tx = store.begin("a", Mode::ReadWrite).await.unwrap();
+        let (body, indexes) = booking(1, 1);
+        let mut revisions = vec![
+            tx.put("bookings", "1", &body, &indexes, Expect::Absent)
+                .await
+                .unwrap(),
+        ];
+        for (id, n) in [("x", 1), ("y", 2)] {
+            let body = format!("{{\"n\":{n}}}");
+            revisions.push(
+                tx.put("things", id, &body, &[thing(n)], Expect::Absent)
+                    .await
+                    .unwrap(),
+            );
+        }
+        let (body, indexes) = booking(2, 1);
+        revisions.push(
+            tx.put("bookings", "2", &body, &indexes, Expect::Absent)
+                .await
+                .unwrap(),
+        );
+        tx.commit().await.unwrap();
+        assert_eq!(revisions, [1, 1, 1, 1], "{backend}");
+
+        let mut tx = store.begin("a", Mode::ReadWrite).await.unwrap();
+        let (body, indexes) = booking(1, 2);
+        let mut revisions = vec![
+            tx.put("bookings", "1", &body, &indexes, Expect::Revision(1))
+                .await
+                .unwrap(),
+        ];
+        revisions.push(
+            tx.put("things", "x", "{\"n\":3}", &[thing(3)], Expect::Revision(1))
+                .await
+                .unwrap(),
+        );
+        revisions.push(
+            tx.put("things", "x", "{\"n\":4}", &[thing(4)], Expect::Revision(2))
+                .await
+                .unwrap(),
+        );
+        tx.commit().await.unwrap();
+        assert_eq!(revisions, [2, 2, 3], "{backend}");
+
+        let mut tx = store.begin("a", Mode::ReadOnly).await.unwrap();
+        for (collection, id, revision) in [
+            ("bookings", "1", 2),
+            ("bookings", "2", 1),
+            ("booking-items", "1", 2),
+            ("booking-items", "2", 1),
+            ("things", "x", 3),
+            ("things", "y", 1),
+        ] {
+            let stored = tx.get(collection, id).await.unwrap();
+            assert_eq!(
+                stored.map(|doc| doc.revision),
+                Some(revision),
+                "{backend}: {collection}/{id}"
+            );
+        }
+        let entries = tx
+            .keys(&scan(range(None, None), false, 0, 10))
+            .await
+            .unwrap();
+        let entries: Vec<(Vec<KeyPart>, String)> =
+            entries.into_iter().map(|e| (e.key, e.id)).collect();
+        assert_eq!(
+            entries,
+            [
+                (vec![KeyPart::Int(2)], "y".to_owned()),
+                (vec![KeyPart::Int(4)], "x".to_owned()),
+            ],
+            "{backend}: the things' entries"
+        );
+        drop(tx);
+        let (kept, counted) = counted_and_recounted(store, "a").await;
+        assert_eq!(kept, counted, "{backend}");
+        assert_eq!(kept, [(-1, 2), (0, 0), (1, 1), (2, 1), (3, 0)], "{backend}");
+        let changes = store.changes("a", "booking-items", 0, 10).await.unwrap();
+        let mut fed: Vec<(String, u64)> = changes.into_iter().map(|c| (c.id, c.revision)).collect();
+        fed.sort();
+        assert_eq!(
+            fed,
+            [
+                ("1".to_owned(), 1),
+                ("1".to_owned(), 2),
+                ("2".to_owned(), 1)
+            ],
+            "{backend}: one change a write"
+        );
+    })
+    .await;
+}
+
+/// A put the host answered before sending it (on PostgreSQL) and that is refused once sent
+/// stops its transaction: the call that sent it is told of the conflict, and so is every call
+/// after it, the commit included, so that a guest never commits a transaction without a write
+/// it was told had been made.
+#[tokio::test]
+async fn a_held_put_refused_later_stops_its_transaction() {
+    on_each_backend(async |backend, store| {
+        put(store, "a", "x", 1, Expect::Absent).await.unwrap();
+        let mut tx = store.begin("a", Mode::ReadWrite).await.unwrap();
+        let held = tx.put("things", "x", "{}", &[], Expect::Absent).await;
+        if backend == "sqlite" {
+            assert!(
+                matches!(held, Err(Error::Store(StoreError::Conflict))),
+                "{held:?}"
+            );
+            return;
+        }
+        assert_eq!(held.unwrap(), 1, "answered before it is sent");
+        let sent = tx.get("things", "x").await;
+        assert!(
+            matches!(sent, Err(Error::Store(StoreError::Conflict))),
+            "{sent:?}"
+        );
+        tx.put("things", "z", "{}", &[], Expect::Absent)
+            .await
+            .unwrap();
+        let committed = tx.commit().await;
+        assert!(
+            matches!(committed, Err(Error::Store(StoreError::Conflict))),
+            "{committed:?}"
+        );
+        let mut tx = store.begin("a", Mode::ReadOnly).await.unwrap();
+        assert_eq!(tx.get("things", "z").await.unwrap(), None);
     })
     .await;
 }
