@@ -204,18 +204,22 @@ impl<T> Plan<T> {
     /// for. SQLite has no data-modifying `WITH` (and no round trip to save). Statements whose
     /// parameters add up to more than one statement binds stay apart.
     pub fn for_dialect(mut self, dialect: Dialect) -> Self {
-        if dialect == Dialect::Postgres
-            && self.first_rows_only
-            && self.pending.len() > 1
-            && self.pending.iter().skip(1).all(|s| s.gated.is_some())
-            && params(&self.pending) <= POSTGRES_PARAMS
-        {
+        if dialect == Dialect::Postgres && self.pending.len() > 1 && self.joinable() {
             let mut statements = std::mem::take(&mut self.pending).into_iter();
             if let Some(first) = statements.next() {
                 self.pending.push_back(joined(first, statements));
             }
         }
         self
+    }
+
+    /// Whether the plan's statements can run as one PostgreSQL statement: only the first's
+    /// rows are read, every other has its gated form, and PostgreSQL binds all the parameters.
+    fn joinable(&self) -> bool {
+        self.early.is_none()
+            && self.first_rows_only
+            && self.pending.iter().skip(1).all(|s| s.gated.is_some())
+            && params(&self.pending) <= POSTGRES_PARAMS
     }
 
     /// Takes the rows of the statement handed out last (`None` on the first call) and says
@@ -348,11 +352,7 @@ impl Plan<u64> {
     /// `Expect::Absent` or `Expect::Revision`, whose statements [`Plan::for_dialect`] would
     /// join. Otherwise the plan itself, to run now.
     pub fn hold(mut self) -> Hold {
-        let joinable = self.early.is_none()
-            && self.first_rows_only
-            && self.pending.iter().skip(1).all(|s| s.gated.is_some())
-            && params(&self.pending) <= POSTGRES_PARAMS;
-        if !joinable {
+        if !self.joinable() {
             return Hold::Run(self);
         }
         let Some(holdable) = self.holdable.take() else {

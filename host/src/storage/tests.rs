@@ -673,6 +673,18 @@ fn booking_body(id: i64) -> String {
     .to_string()
 }
 
+/// Booking `id` in `status`: its body and its entries in the counted indexes, `id` (whole
+/// index) and `status` (by its first part).
+fn booking_in_status(id: i64, status: i64) -> (String, [Index; 2]) {
+    let indexes = [
+        index("id", vec![KeyPart::Int(id)]),
+        index("status", vec![KeyPart::Int(status), KeyPart::Int(id)]),
+    ];
+    let mut body: serde_json::Value = serde_json::from_str(&booking_body(id)).unwrap();
+    body["CurrentStatus"] = status.into();
+    (body.to_string(), indexes)
+}
+
 /// A booking in the counted indexes: `id` (whole index) and `status` (by its first part).
 async fn put_counted(tx: &mut super::documents::DocTransaction, id: i64, status: i64) {
     let indexes = [
@@ -836,17 +848,8 @@ async fn kept_counts_follow_every_write_and_rollback() {
 #[tokio::test]
 async fn a_put_that_fails_its_expectation_writes_nothing() {
     on_each_backend(async |backend, store| {
-        let booking = |status: i64| {
-            let indexes = [
-                index("id", vec![KeyPart::Int(1)]),
-                index("status", vec![KeyPart::Int(status), KeyPart::Int(1)]),
-            ];
-            let mut body: serde_json::Value = serde_json::from_str(&booking_body(1)).unwrap();
-            body["CurrentStatus"] = status.into();
-            (body.to_string(), indexes)
-        };
-        let (first, first_indexes) = booking(1);
-        let (second, second_indexes) = booking(2);
+        let (first, first_indexes) = booking_in_status(1, 1);
+        let (second, second_indexes) = booking_in_status(1, 2);
         let mut tx = store.begin("a", Mode::ReadWrite).await.unwrap();
         let revision = tx
             .put("bookings", "1", &first, &first_indexes, Expect::Absent)
@@ -935,18 +938,9 @@ async fn a_put_that_fails_its_expectation_writes_nothing() {
 #[tokio::test]
 async fn puts_sent_together_write_all_of_each() {
     on_each_backend(async |backend, store| {
-        let booking = |id: i64, status: i64| {
-            let indexes = [
-                index("id", vec![KeyPart::Int(id)]),
-                index("status", vec![KeyPart::Int(status), KeyPart::Int(id)]),
-            ];
-            let mut body: serde_json::Value = serde_json::from_str(&booking_body(id)).unwrap();
-            body["CurrentStatus"] = status.into();
-            (body.to_string(), indexes)
-        };
         let thing = |n: i64| index("n", vec![KeyPart::Int(n)]);
         let mut tx = store.begin("a", Mode::ReadWrite).await.unwrap();
-        let (body, indexes) = booking(1, 1);
+        let (body, indexes) = booking_in_status(1, 1);
         let mut revisions = vec![
             tx.put("bookings", "1", &body, &indexes, Expect::Absent)
                 .await
@@ -960,7 +954,7 @@ async fn puts_sent_together_write_all_of_each() {
                     .unwrap(),
             );
         }
-        let (body, indexes) = booking(2, 1);
+        let (body, indexes) = booking_in_status(2, 1);
         revisions.push(
             tx.put("bookings", "2", &body, &indexes, Expect::Absent)
                 .await
@@ -970,7 +964,7 @@ async fn puts_sent_together_write_all_of_each() {
         assert_eq!(revisions, [1, 1, 1, 1], "{backend}");
 
         let mut tx = store.begin("a", Mode::ReadWrite).await.unwrap();
-        let (body, indexes) = booking(1, 2);
+        let (body, indexes) = booking_in_status(1, 2);
         let mut revisions = vec![
             tx.put("bookings", "1", &body, &indexes, Expect::Revision(1))
                 .await
