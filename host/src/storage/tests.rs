@@ -673,29 +673,29 @@ fn booking_body(id: i64) -> String {
     .to_string()
 }
 
-/// Booking `id` in `status`: its body and its entries in the counted indexes, `id` (whole
-/// index) and `status` (by its first part).
-fn booking_in_status(id: i64, status: i64) -> (String, [Index; 2]) {
-    let indexes = [
+/// Booking `id`'s entries in the counted indexes: `id` (whole index) and `status` (by its
+/// first part).
+fn counted_indexes(id: i64, status: i64) -> [Index; 2] {
+    [
         index("id", vec![KeyPart::Int(id)]),
         index("status", vec![KeyPart::Int(status), KeyPart::Int(id)]),
-    ];
-    let mut body: serde_json::Value = serde_json::from_str(&booking_body(id)).unwrap();
-    body["CurrentStatus"] = status.into();
-    (body.to_string(), indexes)
+    ]
 }
 
-/// A booking in the counted indexes: `id` (whole index) and `status` (by its first part).
+/// Booking `id` in `status`: its body and its entries in the counted indexes.
+fn booking_in_status(id: i64, status: i64) -> (String, [Index; 2]) {
+    let mut body: serde_json::Value = serde_json::from_str(&booking_body(id)).unwrap();
+    body["CurrentStatus"] = status.into();
+    (body.to_string(), counted_indexes(id, status))
+}
+
+/// A booking in the counted indexes.
 async fn put_counted(tx: &mut super::documents::DocTransaction, id: i64, status: i64) {
-    let indexes = [
-        index("id", vec![KeyPart::Int(id)]),
-        index("status", vec![KeyPart::Int(status), KeyPart::Int(id)]),
-    ];
     tx.put(
         "bookings",
         &id.to_string(),
         &booking_body(id),
-        &indexes,
+        &counted_indexes(id, status),
         Expect::Any,
     )
     .await
