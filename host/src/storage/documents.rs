@@ -3,17 +3,16 @@
 //! outbox, all inside one database transaction.
 //!
 //! The statements and their rules are `rental_store_sql`'s, shared with the Spin adapter; this
-//! module runs them, on PostgreSQL through sqlx, on SQLite on the request's own thread
-//! ([`super::sqlite`]), and sorts database errors.
+//! module runs them, on PostgreSQL on connections that pipeline ([`super::postgres`]), on
+//! SQLite on the request's own thread ([`super::sqlite`]), and sorts database errors.
 
 use std::collections::BTreeMap;
 
 use rental_domain::store::Record;
-use rental_store_sql::{Column, HeldPuts, Hold, Plan, Row, Scope, Statement, Step, Value};
-use sqlx::any::AnyRow;
-use sqlx::{Any, Row as _};
+use rental_store_sql::{HeldPuts, Hold, Plan, Row, Scope, Statement, Step};
+use sqlx::Row as _;
 
-use super::{Result, Storage, StoreError, now_micros, read_rows, sqlite};
+use super::{DocumentStore, Result, Storage, StoreError, now_micros, postgres, read_rows, sqlite};
 
 pub use rental_store_sql::{Change, Document, Entry, Expect, Index, Mode, Range, Scan};
 
@@ -35,8 +34,8 @@ pub struct DocTransaction {
 
 /// Where a transaction's statements run.
 enum Tx {
-    /// PostgreSQL, through sqlx's pool.
-    Pooled(sqlx::Transaction<'static, Any>),
+    /// PostgreSQL, on the document store's own connections.
+    Postgres(postgres::Transaction),
     /// SQLite, on a leased connection, on the caller's thread.
     Sqlite(sqlite::Transaction),
 }
@@ -61,18 +60,16 @@ impl Storage {
         mode: Mode,
         locked: bool,
     ) -> Result<DocTransaction> {
-        let (tx, turn) = match self.sqlite() {
-            Some(connections) => (Tx::Sqlite(connections.begin(mode, locked).await?), None),
-            None => {
+        let (tx, turn) = match &self.documents {
+            DocumentStore::Sqlite(connections) => {
+                (Tx::Sqlite(connections.begin(mode, locked).await?), None)
+            }
+            DocumentStore::Postgres(connections) => {
                 let turn = match (mode, &self.writers) {
                     (Mode::ReadWrite, Some(writers)) => Some(writers.enter(tenant).await),
                     _ => None,
                 };
-                let tx = self
-                    .pool()
-                    .begin_with(self.backend().begin_statement(mode))
-                    .await?;
-                (Tx::Pooled(tx), turn)
+                (Tx::Postgres(connections.begin(mode).await?), turn)
             }
         };
         Ok(DocTransaction {
@@ -187,33 +184,6 @@ impl Storage {
     }
 }
 
-/// A result row as the shared rules read it.
-fn row(statement: &Statement, row: &AnyRow) -> std::result::Result<Row, sqlx::Error> {
-    rental_store_sql::read_row(statement.columns, |i, kind| {
-        Ok(match kind {
-            Column::Int => Value::Int(row.try_get(i)?),
-            Column::Text => Value::Text(row.try_get(i)?),
-            Column::Blob => Value::Blob(row.try_get(i)?),
-        })
-    })
-}
-
-/// `sql` with `params` bound to its placeholders in order, for sqlx's pool.
-pub(super) fn bound<'q>(
-    sql: &'q str,
-    params: &'q [Value],
-) -> sqlx::query::Query<'q, Any, sqlx::any::AnyArguments<'q>> {
-    let mut query = sqlx::query(sql);
-    for value in params {
-        query = match value {
-            Value::Int(v) => query.bind(*v),
-            Value::Text(v) => query.bind(v.as_str()),
-            Value::Blob(v) => query.bind(v.as_slice()),
-        };
-    }
-    query
-}
-
 impl DocTransaction {
     /// Whether the transaction holds what a writer holds while it writes: on SQLite the
     /// writer turn, which a writer takes at its first write; on PostgreSQL a writer from its
@@ -221,7 +191,7 @@ impl DocTransaction {
     pub fn holds_write(&self) -> bool {
         match &self.tx {
             Tx::Sqlite(tx) => tx.holds_write(),
-            Tx::Pooled(_) => self.mode == Mode::ReadWrite,
+            Tx::Postgres(_) => self.mode == Mode::ReadWrite,
         }
     }
 
@@ -238,33 +208,27 @@ impl DocTransaction {
         if self.held_failed {
             return Err(StoreError::Conflict.into());
         }
-        let Some(plan) = self.held.take() else {
+        let Some(statement) = self.held.take() else {
             return Ok(());
         };
-        let sent = self.drive(plan).await;
+        let sent = self.execute_now(&statement).await;
         self.held_failed = sent.is_err();
-        sent
+        sent.map(drop)
     }
 
     /// Runs one statement in the transaction and returns its rows.
     async fn execute_now(&mut self, statement: &Statement) -> Result<Vec<Row>> {
-        let tx = match &mut self.tx {
-            Tx::Sqlite(tx) => return tx.execute(statement).await,
-            Tx::Pooled(tx) => tx,
-        };
-        let sql = statement.sql(rental_store_sql::Dialect::Postgres);
-        let rows = bound(&sql, &statement.params).fetch_all(&mut **tx).await?;
-        Ok(rows
-            .iter()
-            .map(|r| row(statement, r))
-            .collect::<std::result::Result<_, _>>()?)
+        match &mut self.tx {
+            Tx::Sqlite(tx) => tx.execute(statement).await,
+            Tx::Postgres(tx) => tx.execute(statement).await,
+        }
     }
 
     /// Runs a plan of the shared store rules to its end, after the puts held.
     async fn run<T>(&mut self, plan: Plan<T>) -> Result<T> {
         self.send_held().await?;
         let plan = plan.for_dialect(match self.tx {
-            Tx::Pooled(_) => rental_store_sql::Dialect::Postgres,
+            Tx::Postgres(_) => rental_store_sql::Dialect::Postgres,
             Tx::Sqlite(_) => rental_store_sql::Dialect::Sqlite,
         });
         self.drive(plan).await
@@ -300,13 +264,14 @@ impl DocTransaction {
         expected: Expect,
     ) -> Result<u64> {
         let plan = self.scope.put(collection, id, body, indexes, expected);
-        if !matches!(self.tx, Tx::Pooled(_)) {
+        if !matches!(self.tx, Tx::Postgres(_)) {
             return self.run(plan).await;
         }
         // On PostgreSQL a put whose answer is known before it runs is answered now and sent
         // with the transaction's next statement: consecutive puts (a booking and its comment,
-        // a booking's locks) then cost one round trip. A failed expectation is still a
-        // conflict, told by that statement's call or by the commit.
+        // a booking's locks) then cost one round trip, and the last ones go with the commit. A
+        // failed expectation is still a conflict, told by that statement's call or by the
+        // commit.
         match plan.hold() {
             Hold::Held(put) => {
                 if !self.held.admits(&put) {
@@ -357,9 +322,12 @@ impl DocTransaction {
 
     /// Sends the puts held, commits, and returns once the commit is durable.
     pub async fn commit(mut self) -> Result<()> {
-        self.send_held().await?;
+        if self.held_failed {
+            return Err(StoreError::Conflict.into());
+        }
         match self.tx {
-            Tx::Pooled(tx) => Ok(tx.commit().await?),
+            // The puts held (only PostgreSQL's are) go with the `COMMIT`, in one round trip.
+            Tx::Postgres(tx) => tx.commit(self.held.take().as_ref()).await,
             // The writer turn is given up with the commit: the next writer may begin while
             // this one waits for its sync.
             Tx::Sqlite(tx) => tx.commit()?.durable().await,
@@ -372,7 +340,7 @@ impl DocTransaction {
     pub async fn roll_back(self) -> Result<()> {
         match self.tx {
             // PostgreSQL shows a commit only once it is durable; dropping rolls back.
-            Tx::Pooled(_) => Ok(()),
+            Tx::Postgres(_) => Ok(()),
             Tx::Sqlite(tx) => tx.roll_back().durable().await,
         }
     }

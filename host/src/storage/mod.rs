@@ -4,7 +4,7 @@
 //! Both backends go through sqlx's `Any` driver with the same SQL text; they differ only in
 //! what [`Backend`] names (how a transaction begins, the migrations, and the queue's row
 //! locking), and in where the document store's statements run: on SQLite, on the request's
-//! own thread ([`sqlite`]). Every table is keyed by tenant, and every function here takes the tenant as an
+//! own thread ([`sqlite`]); on PostgreSQL, on connections that pipeline ([`postgres`]). Every table is keyed by tenant, and every function here takes the tenant as an
 //! argument: nothing reads across tenants except the operator's own tools.
 
 pub mod cache;
@@ -13,6 +13,7 @@ pub mod documents;
 pub mod idempotency;
 mod journal;
 mod log_reset;
+mod postgres;
 pub mod queue;
 mod sqlite;
 pub mod tenants;
@@ -66,6 +67,9 @@ pub enum Error {
     /// The same, from the document store's own SQLite connections.
     #[error(transparent)]
     Sqlite(rusqlite::Error),
+    /// The same, from the document store's own PostgreSQL connections.
+    #[error(transparent)]
+    Postgres(tokio_postgres::Error),
 }
 
 /// Sorts a database error into conflict (retry), unavailable (try later) or a fault.
@@ -119,21 +123,6 @@ impl Backend {
         }
     }
 
-    /// The statement that opens a document transaction through the pool: on PostgreSQL, whose
-    /// writers rely on row locks taken by the compare-and-swap statements themselves. (SQLite's
-    /// run on connections of their own: [`sqlite`].)
-    fn begin_statement(self, mode: Mode) -> &'static str {
-        rental_store_sql::begin(self.dialect(), mode)
-    }
-
-    /// How the shared store statements write their placeholders for this backend.
-    fn dialect(self) -> rental_store_sql::Dialect {
-        match self {
-            Self::Sqlite => rental_store_sql::Dialect::Sqlite,
-            Self::Postgres => rental_store_sql::Dialect::Postgres,
-        }
-    }
-
     /// What the queue's claim adds to the rows it selects. PostgreSQL locks them and skips
     /// rows another consumer holds, so consumers on many hosts share the queue without waiting
     /// on each other; SQLite has one writer at a time, so the claim statement is already
@@ -153,11 +142,18 @@ pub struct Storage {
     backend: Backend,
     /// What the request path reads of the tenants, kept in memory (see [`cache`]).
     tenant_cache: Arc<cache::TenantCache>,
-    /// The document store's SQLite connections; `None` on PostgreSQL.
-    sqlite: Option<Arc<sqlite::Connections>>,
+    /// Where the document store's transactions run.
+    documents: DocumentStore,
     /// The bound on each tenant's open writers on PostgreSQL ([`Storage::bound_writers`]);
     /// `None` on SQLite, whose writer turn lets one through, and for the operator's commands.
     writers: Option<Arc<writers::Writers>>,
+}
+
+/// The document store's own connections.
+#[derive(Clone, Debug)]
+enum DocumentStore {
+    Sqlite(Arc<sqlite::Connections>),
+    Postgres(Arc<postgres::Connections>),
 }
 
 impl Storage {
@@ -188,9 +184,25 @@ impl Storage {
                     format!("{url}?mode=rwc")
                 };
                 let connections = sqlite::Connections::new(PathBuf::from(path));
-                Self::connect(&url, Backend::Sqlite, Some(connections), false).await
+                Self::connect(
+                    &url,
+                    Backend::Sqlite,
+                    DocumentStore::Sqlite(connections),
+                    false,
+                )
+                .await
             }
-            Backend::Postgres => Self::connect(url, Backend::Postgres, None, false).await,
+            Backend::Postgres => {
+                let connections = postgres::Connections::new(url)
+                    .with_context(|| format!("reading {}", redact(url)))?;
+                Self::connect(
+                    url,
+                    Backend::Postgres,
+                    DocumentStore::Postgres(connections),
+                    false,
+                )
+                .await
+            }
         }
     }
 
@@ -203,22 +215,30 @@ impl Storage {
         let name = format!("rentald-{}", uuid::Uuid::new_v4().simple());
         let url = format!("sqlite:file:{name}?mode=memory&cache=shared");
         let connections = sqlite::Connections::in_memory(&name);
-        Self::connect(&url, Backend::Sqlite, Some(connections), true).await
+        Self::connect(
+            &url,
+            Backend::Sqlite,
+            DocumentStore::Sqlite(connections),
+            true,
+        )
+        .await
     }
 
-    /// Opens the pool on `url` and migrates; `sqlite` are the document store's connections to
-    /// the same database; `keep` keeps the pool's connections open for its whole life.
+    /// Opens the pool on `url` and migrates; `documents` are the document store's connections
+    /// to the same database; `keep` keeps the pool's connections open for its whole life.
     async fn connect(
         url: &str,
         backend: Backend,
-        sqlite: Option<Arc<sqlite::Connections>>,
+        documents: DocumentStore,
         keep: bool,
     ) -> anyhow::Result<Self> {
         let options = AnyConnectOptions::from_str(url)?;
         let mut pool = AnyPoolOptions::new()
+            // On PostgreSQL the document store, the request path's database work, has its
+            // connections of its own ([`postgres`]).
             .max_connections(match backend {
                 Backend::Sqlite => 8,
-                Backend::Postgres => 32,
+                Backend::Postgres => 16,
             })
             .acquire_timeout(Duration::from_secs(5));
         if keep {
@@ -262,7 +282,7 @@ impl Storage {
             backend,
             tenant_cache: Arc::default(),
             writers: None,
-            sqlite,
+            documents,
         };
         let rendered = storage
             .render_pending_views()
@@ -295,7 +315,10 @@ impl Storage {
     }
 
     fn sqlite(&self) -> Option<&Arc<sqlite::Connections>> {
-        self.sqlite.as_ref()
+        match &self.documents {
+            DocumentStore::Sqlite(connections) => Some(connections),
+            DocumentStore::Postgres(_) => None,
+        }
     }
 
     /// On SQLite, this process's writer turn, for a short write through the pool: it then

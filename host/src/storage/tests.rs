@@ -9,7 +9,7 @@ use super::Error;
 use super::Storage;
 use super::documents::{Expect, Index, Mode, Range, Scan};
 use super::sqlite::{Connections, Shelf};
-use rental_store_sql::{Statement, StoreError};
+use rental_store_sql::{Statement, StoreError, Value};
 
 const POSTGRES_ENV: &str = "RENTALD_TEST_DATABASE_URL";
 
@@ -1066,6 +1066,36 @@ async fn a_held_put_refused_later_stops_its_transaction() {
         );
         let mut tx = store.begin("a", Mode::ReadOnly).await.unwrap();
         assert_eq!(tx.get("things", "z").await.unwrap(), None);
+        drop(tx);
+
+        // The last puts held go with the commit, before either is answered: the refusal
+        // rolls the whole transaction back, the puts before it in the same statement and the
+        // writes sent earlier included.
+        let mut tx = store.begin("a", Mode::ReadWrite).await.unwrap();
+        tx.put("things", "y", "{}", &[], Expect::Absent)
+            .await
+            .unwrap();
+        tx.get("things", "x").await.unwrap();
+        tx.put("things", "w", "{}", &[], Expect::Absent)
+            .await
+            .unwrap();
+        assert_eq!(
+            tx.put("things", "x", "{}", &[], Expect::Absent)
+                .await
+                .unwrap(),
+            1,
+            "answered before it is sent"
+        );
+        let committed = tx.commit().await;
+        assert!(
+            matches!(committed, Err(Error::Store(StoreError::Conflict))),
+            "{committed:?}"
+        );
+        let mut tx = store.begin("a", Mode::ReadOnly).await.unwrap();
+        for id in ["y", "w"] {
+            assert_eq!(tx.get("things", id).await.unwrap(), None, "{id}");
+        }
+        assert_eq!(tx.get("things", "x").await.unwrap().unwrap().revision, 1);
     })
     .await;
 }
@@ -1514,7 +1544,15 @@ async fn plan_of(
         Dialect::Sqlite => ("EXPLAIN QUERY PLAN", 3),
     };
     let sql = format!("{explain} {}", statement.sql(dialect));
-    let lines: Vec<String> = super::documents::bound(&sql, &statement.params)
+    let mut query = sqlx::query(&sql);
+    for value in &statement.params {
+        query = match value {
+            Value::Int(v) => query.bind(*v),
+            Value::Text(v) => query.bind(v.as_str()),
+            Value::Blob(v) => query.bind(v.as_slice()),
+        };
+    }
+    let lines: Vec<String> = query
         .fetch_all(store.pool())
         .await
         .unwrap()
