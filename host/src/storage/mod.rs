@@ -238,7 +238,7 @@ impl Storage {
             // connections of its own ([`postgres`]).
             .max_connections(match backend {
                 Backend::Sqlite => 8,
-                Backend::Postgres => 16,
+                Backend::Postgres => 8,
             })
             .acquire_timeout(Duration::from_secs(5));
         if keep {
