@@ -24,7 +24,7 @@ use super::{Error, Result, StoreError};
 
 /// The most connections one host opens for the document store: with sqlx's pool of 8 for
 /// the rest, a host opens at most the 32 it opened before the document store had its own.
-const CONNECTIONS: usize = 24;
+pub(super) const CONNECTIONS: usize = 24;
 
 /// How long a transaction waits for a connection before the store is unavailable.
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);

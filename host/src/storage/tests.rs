@@ -1627,3 +1627,38 @@ async fn range_scans_read_through_the_primary_key() {
     })
     .await;
 }
+
+/// The document store opens at most its share of PostgreSQL's connections: a transaction past
+/// it waits for one to end.
+#[tokio::test]
+async fn postgres_document_connections_are_bounded() {
+    use super::postgres::{CONNECTIONS, Connections};
+
+    let Ok(url) = std::env::var(POSTGRES_ENV) else {
+        eprintln!("\n*** SKIPPED: PostgreSQL storage tests ({POSTGRES_ENV} is not set) ***\n");
+        return;
+    };
+    let connections = Connections::new(&url).unwrap();
+    let select = Statement::new("SELECT 1".to_owned(), Vec::new(), &[]);
+    let mut open = Vec::new();
+    for _ in 0..CONNECTIONS {
+        let mut tx = connections.begin(Mode::ReadOnly).await.unwrap();
+        tx.execute(&select).await.unwrap();
+        open.push(tx);
+    }
+    let past = tokio::time::timeout(
+        std::time::Duration::from_millis(300),
+        connections.begin(Mode::ReadOnly),
+    )
+    .await;
+    assert!(past.is_err(), "a transaction past the bound began");
+    drop(open.pop());
+    let mut next = tokio::time::timeout(
+        std::time::Duration::from_secs(5),
+        connections.begin(Mode::ReadOnly),
+    )
+    .await
+    .expect("a transaction began once one ended")
+    .unwrap();
+    next.execute(&select).await.unwrap();
+}
