@@ -12,7 +12,7 @@ use rental_domain::store::Record;
 use rental_store_sql::{HeldPuts, Hold, Plan, Row, Scope, Statement, Step};
 use sqlx::Row as _;
 
-use super::{DocumentStore, Result, Storage, StoreError, now_micros, postgres, read_rows, sqlite};
+use super::{DocumentStore, Result, Storage, now_micros, postgres, read_rows, sqlite};
 
 pub use rental_store_sql::{Change, Document, Entry, Expect, Index, Mode, Range, Scan};
 
@@ -24,9 +24,6 @@ pub struct DocTransaction {
     mode: Mode,
     /// PostgreSQL puts answered and not yet sent ([`DocTransaction::put`]).
     held: HeldPuts,
-    /// Whether a held put failed once sent: the guest was told it wrote, so nothing else of
-    /// the transaction may be done or committed.
-    held_failed: bool,
     /// A PostgreSQL writer's turn among its tenant's writers ([`Storage::bound_writers`]),
     /// given up once the transaction has ended.
     _turn: Option<tokio::sync::OwnedSemaphorePermit>,
@@ -77,7 +74,6 @@ impl Storage {
             scope: Scope::new(tenant, mode),
             mode,
             held: HeldPuts::default(),
-            held_failed: false,
             _turn: turn,
         })
     }
@@ -195,38 +191,20 @@ impl DocTransaction {
         }
     }
 
-    /// Runs one statement in the transaction, after the puts held, and returns its rows.
+    /// Runs one statement in the transaction and returns its rows. On PostgreSQL the puts
+    /// held ([`DocTransaction::put`]) go with it, before it, in one round trip: a conflict if
+    /// one of them found its expectation failed, and from then on for every call of the
+    /// transaction, its commit included.
     pub(super) async fn execute(&mut self, statement: &Statement) -> Result<Vec<Row>> {
-        self.send_held().await?;
-        self.execute_now(statement).await
-    }
-
-    /// Sends the puts held ([`DocTransaction::put`]), as one statement: a conflict if one of
-    /// them found its expectation failed, and from then on for every call of the transaction,
-    /// its commit included.
-    async fn send_held(&mut self) -> Result<()> {
-        if self.held_failed {
-            return Err(StoreError::Conflict.into());
-        }
-        let Some(statement) = self.held.take() else {
-            return Ok(());
-        };
-        let sent = self.execute_now(&statement).await;
-        self.held_failed = sent.is_err();
-        sent.map(drop)
-    }
-
-    /// Runs one statement in the transaction and returns its rows.
-    async fn execute_now(&mut self, statement: &Statement) -> Result<Vec<Row>> {
         match &mut self.tx {
             Tx::Sqlite(tx) => tx.execute(statement).await,
-            Tx::Postgres(tx) => tx.execute(statement).await,
+            Tx::Postgres(tx) => tx.execute(self.held.take().as_ref(), statement).await,
         }
     }
 
-    /// Runs a plan of the shared store rules to its end, after the puts held.
+    /// Runs a plan of the shared store rules to its end, the puts held going with its first
+    /// statement.
     async fn run<T>(&mut self, plan: Plan<T>) -> Result<T> {
-        self.send_held().await?;
         let plan = plan.for_dialect(match self.tx {
             Tx::Postgres(_) => rental_store_sql::Dialect::Postgres,
             Tx::Sqlite(_) => rental_store_sql::Dialect::Sqlite,
@@ -239,7 +217,7 @@ impl DocTransaction {
         let mut rows = None;
         loop {
             match plan.step(rows.take()) {
-                Step::Run(statement) => rows = Some(self.execute_now(&statement).await?),
+                Step::Run(statement) => rows = Some(self.execute(&statement).await?),
                 Step::Done(outcome) => return Ok(outcome?),
             }
         }
@@ -274,8 +252,10 @@ impl DocTransaction {
         // commit.
         match plan.hold() {
             Hold::Held(put) => {
-                if !self.held.admits(&put) {
-                    self.send_held().await?;
+                if !self.held.admits(&put)
+                    && let (Tx::Postgres(tx), Some(held)) = (&mut self.tx, self.held.take())
+                {
+                    tx.send(&held).await?;
                 }
                 let revision = put.revision();
                 self.held.push(put);
@@ -322,9 +302,6 @@ impl DocTransaction {
 
     /// Sends the puts held, commits, and returns once the commit is durable.
     pub async fn commit(mut self) -> Result<()> {
-        if self.held_failed {
-            return Err(StoreError::Conflict.into());
-        }
         match self.tx {
             // The puts held (only PostgreSQL's are) go with the `COMMIT`, in one round trip.
             Tx::Postgres(tx) => tx.commit(self.held.take().as_ref()).await,

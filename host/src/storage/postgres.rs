@@ -90,6 +90,7 @@ impl Connections {
             seat: Some(seat),
             begin: Some(rental_store_sql::begin(Dialect::Postgres, mode)),
             failed: false,
+            refused: false,
         })
     }
 
@@ -130,34 +131,38 @@ pub(super) struct Transaction {
     /// Whether a statement failed: PostgreSQL then ends the transaction at its `COMMIT` with a
     /// rollback, which must not be told as a commit.
     failed: bool,
+    /// Whether the held puts' statement failed (one of them found its expectation failed):
+    /// the guest was told they were written, so every later call is a conflict.
+    refused: bool,
 }
 
 impl Transaction {
-    /// Runs one statement and returns its rows; the first goes with the `BEGIN`.
-    pub(super) async fn execute(&mut self, statement: &Statement) -> Result<Vec<Row>> {
-        let result = self.run(statement, false).await;
-        self.failed |= result.is_err();
-        result
+    /// Runs `held` (the puts held until now), if any, then `statement`, in one round trip
+    /// (the first with the `BEGIN`), and returns the rows of `statement`.
+    pub(super) async fn execute(
+        &mut self,
+        held: Option<&Statement>,
+        statement: &Statement,
+    ) -> Result<Vec<Row>> {
+        self.run(held, Some(statement), false).await
     }
 
-    /// Runs `last` (the puts held until now), if any, and commits, as one round trip; returns
-    /// once the commit is durable. A failed statement, this one or an earlier one, is a
-    /// failed commit: PostgreSQL has rolled the transaction back.
-    pub(super) async fn commit(mut self, last: Option<&Statement>) -> Result<()> {
-        if self.failed {
+    /// Runs `held`, the puts held until now.
+    pub(super) async fn send(&mut self, held: &Statement) -> Result<()> {
+        self.run(Some(held), None, false).await.map(drop)
+    }
+
+    /// Runs `held`, if any, and commits, as one round trip; returns once the commit is
+    /// durable. A failed statement, this one or an earlier one, is a failed commit:
+    /// PostgreSQL has rolled the transaction back.
+    pub(super) async fn commit(mut self, held: Option<&Statement>) -> Result<()> {
+        if self.failed || self.refused {
             return Err(StoreError::Conflict.into());
         }
-        match last {
-            Some(statement) => self.run(statement, true).await.map(drop),
-            // Nothing was sent: nothing to commit.
-            None if self.begin.is_some() => Ok(()),
-            None => self
-                .connection_mut()?
-                .client
-                .batch_execute("COMMIT")
-                .await
-                .map_err(Error::from),
-        }?;
+        // A transaction that sent nothing has nothing to commit.
+        if held.is_some() || self.begin.is_none() {
+            self.run(held, None, true).await?;
+        }
         self.begin = None;
         if let Some(connection) = self.connection.take() {
             self.connections.put_back(connection);
@@ -171,40 +176,101 @@ impl Transaction {
             .ok_or_else(|| StoreError::Fault("the transaction has no connection".to_owned()).into())
     }
 
-    /// Sends `statement`, after the `BEGIN` if it has not gone yet and followed by `COMMIT`
-    /// when `commit`, before any answer, and reads the answers in order.
-    async fn run(&mut self, statement: &Statement, commit: bool) -> Result<Vec<Row>> {
-        let begin = self.begin.take();
+    /// `held` and `statement` prepared on the connection (a round trip for each not prepared
+    /// on it before).
+    async fn prepare<'s>(
+        &mut self,
+        held: Option<&'s Statement>,
+        statement: Option<&'s Statement>,
+    ) -> Result<(Option<Prepared<'s>>, Option<Prepared<'s>>)> {
         let connection = self.connection_mut()?;
-        let prepared = connection.prepared(statement).await?;
-        let params: Vec<Param<'_>> = statement.params.iter().map(Param).collect();
-        let params: Vec<&(dyn ToSql + Sync)> = params.iter().map(|p| p as _).collect();
-        let client = &connection.client;
+        let mut prepared = [None, None];
+        for (slot, statement) in prepared.iter_mut().zip([held, statement]) {
+            if let Some(statement) = statement {
+                *slot = Some((connection.prepared(statement).await?, statement));
+            }
+        }
+        let [held, statement] = prepared;
+        Ok((held, statement))
+    }
+
+    /// Sends, before any answer: the `BEGIN` if it has not gone yet, `held`, `statement`, and
+    /// `COMMIT` when `commit`; reads the answers in order and returns the rows of `statement`.
+    async fn run(
+        &mut self,
+        held: Option<&Statement>,
+        statement: Option<&Statement>,
+        commit: bool,
+    ) -> Result<Vec<Row>> {
+        if self.refused {
+            return Err(StoreError::Conflict.into());
+        }
+        // Preparing may fail inside the transaction, which PostgreSQL then ends.
+        let (held, statement) = match self.prepare(held, statement).await {
+            Ok(prepared) => prepared,
+            Err(error) => {
+                self.failed = true;
+                return Err(error);
+            }
+        };
+        let begin = self.begin.take();
+        let client = &self.connection_mut()?.client;
         // Each request is sent when it is first polled: `biased` polls them in this order.
-        let (begun, rows, committed) = tokio::join!(
+        let (begun, held_rows, rows, committed) = tokio::join!(
             biased;
-            async {
-                match begin {
-                    Some(begin) => client.batch_execute(begin).await,
-                    None => Ok(()),
-                }
-            },
-            client.query(&prepared, &params),
-            async {
-                match commit {
-                    true => client.batch_execute("COMMIT").await,
-                    false => Ok(()),
-                }
-            },
+            simple(client, begin),
+            query(client, held.as_ref()),
+            query(client, statement.as_ref()),
+            simple(client, commit.then_some("COMMIT")),
         );
-        begun?;
-        let rows = rows?;
-        committed?;
+        // The first error is the one to tell: PostgreSQL fails every later statement of the
+        // transaction (25P02) once one has failed.
+        let answered = match (begun, held_rows, rows, committed) {
+            (Err(error), ..) => Err(error),
+            (Ok(()), Err(error), ..) => {
+                self.refused = true;
+                Err(error)
+            }
+            (Ok(()), Ok(_), Err(error), _) | (Ok(()), Ok(_), Ok(_), Err(error)) => Err(error),
+            (Ok(()), Ok(_), Ok(rows), Ok(())) => Ok(rows),
+        };
+        self.failed |= answered.is_err();
+        let rows = answered?;
+        let Some((_, statement)) = statement else {
+            return Ok(Vec::new());
+        };
         rows.iter()
             .map(|r| read(statement, r))
             .collect::<std::result::Result<_, _>>()
             .map_err(Error::from)
     }
+}
+
+/// A statement with its form prepared on the transaction's connection.
+type Prepared<'s> = (tokio_postgres::Statement, &'s Statement);
+
+/// Runs `sql`, if any, as a simple query (`BEGIN`, `COMMIT`).
+async fn simple(
+    client: &Client,
+    sql: Option<&str>,
+) -> std::result::Result<(), tokio_postgres::Error> {
+    match sql {
+        Some(sql) => client.batch_execute(sql).await,
+        None => Ok(()),
+    }
+}
+
+/// Runs a prepared statement, if any, with its parameters.
+async fn query(
+    client: &Client,
+    statement: Option<&Prepared<'_>>,
+) -> std::result::Result<Vec<tokio_postgres::Row>, tokio_postgres::Error> {
+    let Some((prepared, statement)) = statement else {
+        return Ok(Vec::new());
+    };
+    let params: Vec<Param<'_>> = statement.params.iter().map(Param).collect();
+    let params: Vec<&(dyn ToSql + Sync)> = params.iter().map(|p| p as _).collect();
+    client.query(prepared, &params).await
 }
 
 impl Drop for Transaction {

@@ -1075,7 +1075,11 @@ async fn a_held_put_refused_later_stops_its_transaction() {
         tx.put("things", "y", "{}", &[], Expect::Absent)
             .await
             .unwrap();
-        tx.get("things", "x").await.unwrap();
+        assert_eq!(
+            tx.get("things", "y").await.unwrap().unwrap().revision,
+            1,
+            "a held put is read by the statement it goes with"
+        );
         tx.put("things", "w", "{}", &[], Expect::Absent)
             .await
             .unwrap();
@@ -1643,7 +1647,7 @@ async fn postgres_document_connections_are_bounded() {
     let mut open = Vec::new();
     for _ in 0..CONNECTIONS {
         let mut tx = connections.begin(Mode::ReadOnly).await.unwrap();
-        tx.execute(&select).await.unwrap();
+        tx.execute(None, &select).await.unwrap();
         open.push(tx);
     }
     let past = tokio::time::timeout(
@@ -1660,5 +1664,5 @@ async fn postgres_document_connections_are_bounded() {
     .await
     .expect("a transaction began once one ended")
     .unwrap();
-    next.execute(&select).await.unwrap();
+    next.execute(None, &select).await.unwrap();
 }
