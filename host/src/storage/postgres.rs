@@ -156,7 +156,8 @@ impl Transaction {
     /// durable. A failed statement, this one or an earlier one, is a failed commit:
     /// PostgreSQL has rolled the transaction back.
     pub(super) async fn commit(mut self, held: Option<&Statement>) -> Result<()> {
-        if self.failed || self.refused {
+        // A refused held put failed its statement too.
+        if self.failed {
             return Err(StoreError::Conflict.into());
         }
         // A transaction that sent nothing has nothing to commit.
@@ -184,14 +185,10 @@ impl Transaction {
         statement: Option<&'s Statement>,
     ) -> Result<(Option<Prepared<'s>>, Option<Prepared<'s>>)> {
         let connection = self.connection_mut()?;
-        let mut prepared = [None, None];
-        for (slot, statement) in prepared.iter_mut().zip([held, statement]) {
-            if let Some(statement) = statement {
-                *slot = Some((connection.prepared(statement).await?, statement));
-            }
-        }
-        let [held, statement] = prepared;
-        Ok((held, statement))
+        Ok((
+            connection.prepare(held).await?,
+            connection.prepare(statement).await?,
+        ))
     }
 
     /// Sends, before any answer: the `BEGIN` if it has not gone yet, `held`, `statement`, and
@@ -298,6 +295,17 @@ impl Drop for Transaction {
 }
 
 impl Connection {
+    /// `statement`, if any, with its prepared form.
+    async fn prepare<'s>(
+        &mut self,
+        statement: Option<&'s Statement>,
+    ) -> Result<Option<Prepared<'s>>> {
+        Ok(match statement {
+            Some(statement) => Some((self.prepared(statement).await?, statement)),
+            None => None,
+        })
+    }
+
     /// `statement` prepared on this connection, with its parameters' types.
     async fn prepared(&mut self, statement: &Statement) -> Result<tokio_postgres::Statement> {
         let sql = statement.sql(Dialect::Postgres);
