@@ -193,7 +193,7 @@ impl Storage {
                 .await
             }
             Backend::Postgres => {
-                let connections = postgres::Connections::new(url)
+                let connections = postgres::Connections::new(url, postgres::IDLE_TIMEOUT)
                     .with_context(|| format!("reading {}", redact(url)))?;
                 Self::connect(
                     url,
@@ -236,10 +236,7 @@ impl Storage {
         let mut pool = AnyPoolOptions::new()
             // On PostgreSQL the document store, the request path's database work, has its
             // connections of its own ([`postgres`]).
-            .max_connections(match backend {
-                Backend::Sqlite => 8,
-                Backend::Postgres => 8,
-            })
+            .max_connections(8)
             .acquire_timeout(Duration::from_secs(5));
         if keep {
             pool = pool

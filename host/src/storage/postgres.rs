@@ -10,8 +10,9 @@
 //! begin and commit"). The rest of the storage (tenants, queue, migrations) stays on sqlx.
 
 use std::collections::HashMap;
+use std::sync::Weak;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
 use rental_store_sql::{Column, Dialect, Mode, Row, Statement, Value};
@@ -32,9 +33,16 @@ const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
 /// The most statements a connection keeps prepared; past it, it forgets them all.
 const PREPARED: usize = 256;
 
-/// The document store's connections to one PostgreSQL database, opened as they are needed.
+/// How long a connection may stay idle before it is closed: as long as sqlx's pool keeps its
+/// own, so that a burst's connections do not stay open on the server for the host's life.
+pub(super) const IDLE_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// The document store's connections to one PostgreSQL database, opened as they are needed and
+/// closed once idle for longer than their idle timeout.
 pub(super) struct Connections {
     config: Config,
+    /// Idle connections, the most recently used last (taken first): those idle longest are
+    /// at the front.
     idle: Mutex<Vec<Connection>>,
     seats: Arc<Semaphore>,
 }
@@ -51,16 +59,22 @@ impl std::fmt::Debug for Connections {
 struct Connection {
     client: Client,
     prepared: HashMap<String, tokio_postgres::Statement>,
+    /// When it was last taken back.
+    idle_since: Instant,
 }
 
 impl Connections {
-    /// Connections to `url`; none is opened yet.
-    pub(super) fn new(url: &str) -> anyhow::Result<Arc<Self>> {
-        Ok(Arc::new(Self {
+    /// Connections to `url`; none is opened yet. A connection idle for longer than
+    /// `idle_timeout` is closed (within a tenth of it more), by a task of the current runtime
+    /// that ends with the connections.
+    pub(super) fn new(url: &str, idle_timeout: Duration) -> anyhow::Result<Arc<Self>> {
+        let connections = Arc::new(Self {
             config: url.parse()?,
             idle: Mutex::new(Vec::new()),
             seats: Arc::new(Semaphore::new(CONNECTIONS)),
-        }))
+        });
+        tokio::spawn(close_idle(Arc::downgrade(&connections), idle_timeout));
+        Ok(connections)
     }
 
     fn idle(&self) -> MutexGuard<'_, Vec<Connection>> {
@@ -108,13 +122,42 @@ impl Connections {
         Ok(Connection {
             client,
             prepared: HashMap::new(),
+            idle_since: Instant::now(),
         })
     }
 
     /// Takes `connection` back, unless it has closed.
-    fn put_back(&self, connection: Connection) {
+    fn put_back(&self, mut connection: Connection) {
         if !connection.client.is_closed() {
+            connection.idle_since = Instant::now();
             self.idle().push(connection);
+        }
+    }
+}
+
+/// Closes, every tenth of `timeout`, the connections idle for longer than `timeout`, until
+/// the connections are dropped. A dropped client ends its connection.
+async fn close_idle(connections: Weak<Connections>, timeout: Duration) {
+    let mut ticks = tokio::time::interval(timeout / 10);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticks.tick().await;
+        let Some(connections) = connections.upgrade() else {
+            return;
+        };
+        let closed: Vec<Connection> = {
+            let mut idle = connections.idle();
+            let stale = idle
+                .iter()
+                .take_while(|c| c.idle_since.elapsed() > timeout)
+                .count();
+            idle.drain(..stale).collect()
+        };
+        if !closed.is_empty() {
+            tracing::debug!(
+                closed = closed.len(),
+                "closed idle document store connections"
+            );
         }
     }
 }

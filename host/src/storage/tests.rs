@@ -1636,13 +1636,13 @@ async fn range_scans_read_through_the_primary_key() {
 /// it waits for one to end.
 #[tokio::test]
 async fn postgres_document_connections_are_bounded() {
-    use super::postgres::{CONNECTIONS, Connections};
+    use super::postgres::{CONNECTIONS, Connections, IDLE_TIMEOUT};
 
     let Ok(url) = std::env::var(POSTGRES_ENV) else {
         eprintln!("\n*** SKIPPED: PostgreSQL storage tests ({POSTGRES_ENV} is not set) ***\n");
         return;
     };
-    let connections = Connections::new(&url).unwrap();
+    let connections = Connections::new(&url, IDLE_TIMEOUT).unwrap();
     let select = Statement::new("SELECT 1".to_owned(), Vec::new(), &[]);
     let mut open = Vec::new();
     for _ in 0..CONNECTIONS {
@@ -1665,4 +1665,56 @@ async fn postgres_document_connections_are_bounded() {
     .expect("a transaction began once one ended")
     .unwrap();
     next.execute(None, &select).await.unwrap();
+}
+
+/// A connection of the document store idle for longer than its idle timeout is closed on the
+/// server; a transaction after that opens a new one.
+#[tokio::test]
+async fn postgres_idle_document_connections_are_closed() {
+    use std::time::Duration;
+
+    use super::postgres::Connections;
+
+    let Ok(url) = std::env::var(POSTGRES_ENV) else {
+        eprintln!("\n*** SKIPPED: PostgreSQL storage tests ({POSTGRES_ENV} is not set) ***\n");
+        return;
+    };
+    // The server tells this test's connections from every other client by their name.
+    let name = format!("rentald-test-{}", uuid::Uuid::new_v4().simple());
+    let separator = if url.contains('?') { '&' } else { '?' };
+    let named = format!("{url}{separator}application_name={name}");
+    let observer = sqlx::PgPool::connect(&url).await.unwrap();
+    let open = || async {
+        sqlx::query_scalar::<_, i64>(
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1",
+        )
+        .bind(&name)
+        .fetch_one(&observer)
+        .await
+        .unwrap()
+    };
+    let connections = Connections::new(&named, Duration::from_millis(300)).unwrap();
+    let select = Statement::new("SELECT 1".to_owned(), Vec::new(), &[]);
+    let mut held = Vec::new();
+    for _ in 0..3 {
+        let mut tx = connections.begin(Mode::ReadOnly).await.unwrap();
+        tx.execute(None, &select).await.unwrap();
+        held.push(tx);
+    }
+    assert_eq!(open().await, 3, "three transactions, three connections");
+    for tx in held {
+        tx.commit(None).await.unwrap();
+    }
+    let mut left = open().await;
+    for _ in 0..100 {
+        if left == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        left = open().await;
+    }
+    assert_eq!(left, 0, "idle connections were still open after 10 s");
+    let mut tx = connections.begin(Mode::ReadOnly).await.unwrap();
+    tx.execute(None, &select).await.unwrap();
+    tx.commit(None).await.unwrap();
 }
