@@ -10,8 +10,7 @@
 //! begin and commit"). The rest of the storage (tenants, queue, migrations) stays on sqlx.
 
 use std::collections::HashMap;
-use std::sync::Weak;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
