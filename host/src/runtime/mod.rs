@@ -6,6 +6,7 @@ mod explain;
 mod fairness;
 mod registry;
 mod state;
+mod ticker;
 pub mod wit;
 
 use std::future::Future;
@@ -40,6 +41,7 @@ use fairness::Pacer;
 use registry::Registry;
 use rental_platform::{Component as PlatformComponent, WIT_VERSION, World};
 use rental_store_sql::KeptBodies;
+use ticker::{EPOCH_TICK, Ticker, Ticking};
 
 use crate::bindings::handler::{self, HandlerExportPre};
 use crate::bindings::responder::{self, ResponderExportPre};
@@ -189,6 +191,8 @@ pub struct Runtime {
     metrics: Arc<Metrics>,
     /// Paces each tenant's long-running guests.
     pacer: Arc<Pacer>,
+    /// Advances the engine's epoch while a guest may run.
+    ticker: Ticker,
 }
 
 /// A linker with the full WASI p2 command imports (a Rust std guest imports environment, exit
@@ -235,10 +239,6 @@ fn log_guest_stderr(component: PlatformComponent, written: &[u8]) {
 const KEEP_RESIDENT_MEMORY: usize = 16 << 20;
 const KEEP_RESIDENT_TABLE: usize = 1 << 20;
 
-/// Interval of the epoch ticker: how often a running guest yields to the executor (and so how
-/// late a deadline can be noticed).
-const EPOCH_TICK: Duration = Duration::from_millis(1);
-
 impl Runtime {
     pub fn new(limits: Limits, cache_dir: PathBuf, metrics: Arc<Metrics>) -> anyhow::Result<Self> {
         let mut pool = PoolingAllocationConfig::default();
@@ -265,16 +265,7 @@ impl Runtime {
             .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
         let engine = Engine::new(&config)?;
 
-        let ticker = engine.weak();
-        std::thread::Builder::new()
-            .name("epoch-ticker".into())
-            .spawn(move || {
-                while let Some(engine) = ticker.upgrade() {
-                    engine.increment_epoch();
-                    drop(engine);
-                    std::thread::sleep(EPOCH_TICK);
-                }
-            })?;
+        let ticker = Ticker::start(engine.weak())?;
 
         let mut api_linker = wasi_linker(&engine)?;
         crate::bindings::add_api_imports(&mut api_linker)?;
@@ -292,6 +283,7 @@ impl Runtime {
             components_dir: PathBuf::new(),
             metrics,
             pacer: Arc::new(Pacer::new(limits.cpu, limits.tenant_instances)),
+            ticker,
         })
     }
 
@@ -653,6 +645,7 @@ impl Runtime {
             deadline,
             pacer: self.pacer.clone(),
             memory: memory.clone(),
+            ticking: self.ticker.ticking(),
         };
         let ended = match &loaded.whole {
             Some(Whole::Responder(pre)) => {
@@ -698,6 +691,8 @@ struct Calls {
     deadline: Duration,
     /// Where the request's cost is settled once its store is reset.
     pacer: Arc<Pacer>,
+    /// Keeps the epoch advancing until the guest's store is dropped.
+    ticking: Ticking,
     memory: Arc<MemoryWatch>,
 }
 
@@ -754,6 +749,7 @@ impl Calls {
             deadline,
             pacer,
             memory,
+            ticking,
         } = self;
         let (answer, answered) = oneshot::channel();
         let task = tokio::spawn(
@@ -778,6 +774,7 @@ impl Calls {
                 let meter = store.data().meter;
                 let resetting = Instant::now();
                 drop(store);
+                drop(ticking);
                 pacer.settle(meter, memory.grown(), resetting.elapsed());
                 drop(seat);
             })

@@ -140,6 +140,31 @@ async fn runaway_components_cost_one_request() {
     );
 }
 
+/// The epoch ticker sleeps while no guest runs (docs/decisions.md, "Deadlines"); a component
+/// that loops on a host that was idle still yields at each tick, so its deadline stops it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_loop_on_an_idle_host_is_stopped_at_its_deadline() {
+    let (app, _dir) = hostile_app().await;
+    let evil = app.tenant_with_token("evil", false).await;
+    for round in 0..2 {
+        // Ten times longer than the ticker waits before it sleeps.
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let looped = tokio::time::timeout(
+            Duration::from_secs(30),
+            app.get("evil", "/api/cars?behave=loop", &evil),
+        )
+        .await
+        .unwrap_or_else(|_| panic!("round {round}: the loop was never stopped"));
+        let (status, body, _) = error_body(looped).await;
+        assert_eq!(
+            (status, body["ErrorCode"].as_i64()),
+            (503, Some(499)),
+            "round {round}: {body}"
+        );
+    }
+    assert_eq!(app.get("evil", "/api/cars", &evil).await.status(), 200);
+}
+
 /// A tenant may have `--tenant-instances` components running at once: past it, its requests
 /// are refused at once (503, Retry-After, ErrorCode 499), and other tenants are served.
 /// The bodies a component has the host keep for its answer (`scan-kept`) are bounded: one
