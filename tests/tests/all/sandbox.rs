@@ -140,8 +140,9 @@ async fn runaway_components_cost_one_request() {
     );
 }
 
-/// The epoch ticker sleeps while no guest runs (docs/decisions.md, "Deadlines"); a component
-/// that loops on a host that was idle still yields at each tick, so its deadline stops it.
+/// The epoch ticker sleeps while no guest runs (docs/decisions.md, "The epoch ticks only while
+/// a guest may run"); a component that loops on a host that was idle still yields at each
+/// tick, so its deadline stops it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_loop_on_an_idle_host_is_stopped_at_its_deadline() {
     let (app, _dir) = hostile_app().await;
