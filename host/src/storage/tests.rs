@@ -1632,6 +1632,52 @@ async fn range_scans_read_through_the_primary_key() {
     .await;
 }
 
+/// On PostgreSQL a document the size of a booking (8 KB of JSON) is stored compressed with lz4
+/// in its own row, not compressed with pglz into the TOAST relation, and reads back whole.
+#[tokio::test]
+async fn postgres_keeps_a_booking_sized_body_in_its_row_with_lz4() {
+    on_each_backend(async |backend, store| {
+        if backend != "postgres" {
+            return;
+        }
+        let body = format!(
+            "{{{}}}",
+            (0..160)
+                .map(|n| format!("\"Field{n}\":\"value {n} of a booking\""))
+                .collect::<Vec<_>>()
+                .join(",")
+        );
+        assert!(body.len() > 8000, "{} bytes", body.len());
+        let mut tx = store.begin("a", Mode::ReadWrite).await.unwrap();
+        tx.put("things", "big", &body, &[], Expect::Any)
+            .await
+            .unwrap();
+        tx.commit().await.unwrap();
+
+        let mut tx = store.begin("a", Mode::ReadOnly).await.unwrap();
+        let read = tx.get("things", "big").await.unwrap().unwrap();
+        tx.commit().await.unwrap();
+        assert_eq!(read.body, body);
+        let compression: String = sqlx::query_scalar(
+            "SELECT CAST(pg_column_compression(body) AS TEXT) FROM documents \
+             WHERE tenant = 'a' AND collection = 'things' AND id = 'big'",
+        )
+        .fetch_one(store.pool())
+        .await
+        .unwrap();
+        assert_eq!(compression, "lz4");
+        let out_of_line: i64 = sqlx::query_scalar(
+            "SELECT pg_relation_size(reltoastrelid) FROM pg_class \
+             WHERE oid = CAST('documents' AS regclass)",
+        )
+        .fetch_one(store.pool())
+        .await
+        .unwrap();
+        assert_eq!(out_of_line, 0, "bytes of documents' TOAST relation");
+    })
+    .await;
+}
+
 /// The document store opens at most its share of PostgreSQL's connections: a transaction past
 /// it waits for one to end.
 #[tokio::test]
