@@ -29,3 +29,10 @@ mod telemetry;
 mod tenancy;
 mod tls;
 mod webhook;
+
+/// The allocator of every program built on this library: `rentald`, and the native reference,
+/// which so differs from it only by the sandbox. Frees from another thread take no lock the
+/// allocating thread holds; with glibc's allocator they contended for its arenas on every
+/// request (docs/decisions.md, "The host allocates with mimalloc").
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;

@@ -25,10 +25,6 @@ use rental_domain::{BookingListQuery, RenderedItem};
 use rentald::storage::Storage;
 use rentald::storage::documents::{Mode, Range, Scan};
 
-/// `rentald`'s allocator, so that the two servers differ only by the sandbox.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 /// What the listing component's JSON answers carry.
 const JSON_CONTENT_TYPE: &str = "application/json; charset=utf-8";
 
